@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * synchro-conformance: the harness's command line.
+ *
+ * Each command lives in its own module and is loaded only when called, so a
+ * quick `catalog check` does not pay for Cucumber or the browser.
+ * Exit status: 0 success, 1 the command found problems (failed requirements,
+ * mapping findings, failed vectors), 2 bad input or bad usage.
+ */
+import { EXIT_BAD_INPUT, InputError, UsageError } from './errors.ts';
+
+type Command = { summary: string; load: () => Promise<{ main: (args: string[]) => Promise<number> }> };
+
+const COMMANDS: Record<string, Command> = {
+  run: { summary: 'run the conformance suite against a server and client adapter', load: () => import('./run/command.ts') },
+  gate: { summary: 'exit 0 only when every requirement of a profile passed', load: () => import('./report/gate.ts') },
+  report: { summary: 'render the reports again from a saved Cucumber message stream', load: () => import('./report/command.ts') },
+  catalog: { summary: 'check the catalog -> record -> feature mapping, or diff two catalogs', load: () => import('./catalog/command.ts') },
+  vectors: { summary: 'check the canonical codec against test vector packs', load: () => import('./vectors/command.ts') },
+  sensitivity: { summary: 'run each invariant under its faults and require it to fail', load: () => import('./sensitivity/command.ts') },
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const lines = Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`);
+  return `usage: synchro-conformance <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'synchro-conformance <command> --help' for a command's options.`;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name === undefined ? EXIT_BAD_INPUT : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`synchro-conformance: unknown command "${name}"\n\n${usage()}`);
+    return EXIT_BAD_INPUT;
+  }
+  try {
+    const module = await command.load();
+    return await module.main(args);
+  } catch (error) {
+    if (error instanceof InputError || error instanceof UsageError) {
+      console.error(`synchro-conformance ${name}: ${error.message}`);
+      return EXIT_BAD_INPUT;
+    }
+    throw error;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await runCli(process.argv.slice(2));
+}

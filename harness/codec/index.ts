@@ -1,0 +1,72 @@
+/**
+ * Public API of the canonical codec: the byte-exact oracle for typed values,
+ * row identities, row and scope digests, schema manifest hashes, checksum
+ * objects and push fingerprints.
+ */
+export { blob, compareBytes, domain, fromHex, i32be, i64be, text, toHex, u8, u32be, u64be } from './bytes.ts';
+export { type ChecksumObject, checksumObject, readChecksumObject } from './checksum.ts';
+export { CodecError, type CodecErrorCode, pointer } from './errors.ts';
+export {
+  BATCH_FINGERPRINT_DOMAIN,
+  batchFingerprint,
+  MAX_NORMALIZED_MUTATION_OCTETS,
+  MUTATION_FINGERPRINT_DOMAIN,
+  mutationFingerprint,
+  normalizedMutationOctets,
+  normalizeMutation,
+} from './fingerprint.ts';
+export { checkServerVersion, digestRaw, schemaHashRaw } from './identifiers.ts';
+export { checkIJson, validateCanonicalJsonText } from './json-value.ts';
+export {
+  isKeyType,
+  isPortableType,
+  KEY_TYPES,
+  type KeyType,
+  PORTABLE_TYPES,
+  type PortableType,
+  parsePortableType,
+  TYPE_TAGS,
+} from './portable-types.ts';
+export { canonicalJson, canonicalJsonBytes } from './rfc8785.ts';
+export { encodeRowBody, parseRowText, type ReadRow, readRow } from './row.ts';
+export { digestRow, ROW_DIGEST_DOMAIN, type RowDigestInput, type RowDigestResult, rowDigestFromParts } from './row-digest.ts';
+export { type DecodedRowIdentity, decodeRowIdentity, encodeRowIdentity, ROW_ID_DOMAIN, rowIdentityFromWire } from './row-identity.ts';
+export { manifestHashBody, SCHEMA_MANIFEST_DOMAIN, type SchemaHashResult, schemaManifestHash, verifySchemaManifest } from './schema-hash.ts';
+export { SCOPE_DOMAIN, ScopeDigestBuilder, SortedScopeDigest, scopeDigest } from './scope-digest.ts';
+export {
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_VALUES,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  lineAt,
+  type ParseOptions,
+  parseJson,
+  parseJsonBytes,
+  RawNumber,
+  toPlain,
+} from './strict-json.ts';
+export { readTableShape, type TableShape, utf8Order } from './table-shape.ts';
+export { encodeTypedValue, PRESENCE_NULL, PRESENCE_VALUE, typedValueFromWire } from './typed-value.ts';
+export {
+  type ColumnSpec,
+  checkColumnSpec,
+  INT_MAX,
+  INT_MIN,
+  INT64_MAX,
+  INT64_MIN,
+  isCalendarDate,
+  type PortableValue,
+  readBoolean,
+  readBytes,
+  readDate,
+  readDatetime,
+  readDecimal,
+  readFloat,
+  readInt,
+  readInt64,
+  readJson,
+  readPortable,
+  readString,
+  readTime,
+} from './wire-values.ts';

@@ -1,0 +1,230 @@
+/**
+ * Validating readers for portable values in their wire JSON form.
+ *
+ * Each reader accepts only the one canonical wire text of a value and throws a
+ * CodecError otherwise. Numbers should arrive as `RawNumber` (from
+ * strict-json.ts) so that spellings such as `42.0`, `4.2e1` or `-0` can be
+ * told apart from `42` and `0`; a plain JS number is accepted too, but then the
+ * original spelling is already lost and only the value can be checked.
+ */
+import { isWellFormedText } from './unicode.ts';
+import { CodecError } from './errors.ts';
+import { validateCanonicalJsonText } from './json-value.ts';
+import type { PortableType } from './portable-types.ts';
+import { RawNumber } from './strict-json.ts';
+
+export interface ColumnSpec {
+  type: PortableType;
+  /** Whether SQL null is allowed (default: true for a lone value; manifests state it per field). */
+  nullable?: boolean;
+  /** Decimal only: total significant digits allowed. */
+  precision?: number;
+  /** Decimal only: fraction digits allowed. */
+  scale?: number;
+}
+
+/** A validated value, ready to encode. `value === null` is SQL null. */
+export type PortableValue =
+  | { type: 'string'; value: string | null }
+  | { type: 'int'; value: number | null }
+  | { type: 'int64'; value: bigint | null }
+  | { type: 'decimal'; value: string | null }
+  | { type: 'float'; value: number | null }
+  | { type: 'boolean'; value: boolean | null }
+  | { type: 'datetime'; value: string | null }
+  | { type: 'date'; value: string | null }
+  | { type: 'time'; value: string | null }
+  | { type: 'json'; value: string | null }
+  | { type: 'bytes'; value: Uint8Array | null };
+
+export const INT_MIN = -2147483648;
+export const INT_MAX = 2147483647;
+export const INT64_MIN = -9223372036854775808n;
+export const INT64_MAX = 9223372036854775807n;
+
+const INTEGER_TEXT = /^(?:0|-?[1-9][0-9]*)$/;
+const DECIMAL_TEXT = /^(?:0|-?(?:0\.[0-9]*[1-9]|[1-9][0-9]*(?:\.[0-9]*[1-9])?))$/;
+const DATE_TEXT = /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/;
+const TIME_TEXT = /^(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}$/;
+const DATETIME_TEXT =
+  /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}Z$/;
+const BASE64URL_TEXT = /^[A-Za-z0-9_-]*$/;
+
+function describe(v: unknown): string {
+  if (v instanceof RawNumber) return `number ${v.raw}`;
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function wrongType(expected: string, v: unknown, path: string): never {
+  throw new CodecError('wrong_json_type', path, `expected ${expected}, got ${describe(v)}`);
+}
+
+/** Proleptic Gregorian calendar check for a four-digit year (0000..9999). */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  return day >= 1 && day <= days;
+}
+
+function dateParts(m: RegExpExecArray): [number, number, number] {
+  return [Number(m[1]), Number(m[2]), Number(m[3])];
+}
+
+export function readString(v: unknown, path = ''): string {
+  if (typeof v !== 'string') wrongType('a JSON string', v, path);
+  if (!isWellFormedText(v)) throw new CodecError('invalid_string', path, 'string contains a lone surrogate');
+  return v;
+}
+
+export function readInt(v: unknown, path = ''): number {
+  if (v instanceof RawNumber) {
+    if (!INTEGER_TEXT.test(v.raw)) {
+      throw new CodecError('invalid_int', path, `int must be written as a plain integer, got ${v.raw}`);
+    }
+    const n = BigInt(v.raw);
+    if (n < BigInt(INT_MIN) || n > BigInt(INT_MAX)) throw new CodecError('int_out_of_range', path, `${v.raw} is outside int32`);
+    return Number(n);
+  }
+  if (typeof v !== 'number') wrongType('a JSON number', v, path);
+  if (!Number.isInteger(v) || Object.is(v, -0)) throw new CodecError('invalid_int', path, `int must be an integer other than -0, got ${v}`);
+  if (v < INT_MIN || v > INT_MAX) throw new CodecError('int_out_of_range', path, `${v} is outside int32`);
+  return v;
+}
+
+export function readInt64(v: unknown, path = ''): bigint {
+  if (typeof v !== 'string') wrongType('a JSON string (int64 travels as decimal text)', v, path);
+  if (!INTEGER_TEXT.test(v)) throw new CodecError('invalid_int64', path, `int64 text ${JSON.stringify(v)} is not canonical base 10`);
+  const n = BigInt(v);
+  if (n < INT64_MIN || n > INT64_MAX) throw new CodecError('int64_out_of_range', path, `${v} is outside int64`);
+  return n;
+}
+
+export function readDecimal(v: unknown, spec: { precision?: number; scale?: number }, path = ''): string {
+  if (typeof v !== 'string') wrongType('a JSON string (decimal travels as text)', v, path);
+  if (!DECIMAL_TEXT.test(v)) throw new CodecError('invalid_decimal', path, `${JSON.stringify(v)} is not a canonical decimal`);
+  const { precision, scale } = spec;
+  if (precision !== undefined && scale !== undefined) {
+    const unsigned = v.startsWith('-') ? v.slice(1) : v;
+    const [whole = '', fraction = ''] = unsigned.split('.');
+    const integerDigits = whole === '0' ? 0 : whole.length;
+    if (fraction.length > scale) {
+      throw new CodecError('decimal_scale', path, `${v} has ${fraction.length} fraction digits, scale allows ${scale}`);
+    }
+    if (integerDigits > precision - scale) {
+      throw new CodecError('decimal_precision', path, `${v} has ${integerDigits} integer digits, precision ${precision} scale ${scale} allows ${precision - scale}`);
+    }
+  }
+  return v;
+}
+
+export function readFloat(v: unknown, path = ''): number {
+  if (v instanceof RawNumber) {
+    const n = Number(v.raw);
+    if (!Number.isFinite(n)) throw new CodecError('float_nonfinite', path, `${v.raw} is not a finite binary64 value`);
+    // The canonical spelling is the ECMAScript/RFC 8785 text of the binary64 value.
+    if (String(n) !== v.raw) throw new CodecError('invalid_float', path, `float must be written ${String(n)}, got ${v.raw}`);
+    return n;
+  }
+  if (typeof v !== 'number') wrongType('a JSON number', v, path);
+  if (!Number.isFinite(v)) throw new CodecError('float_nonfinite', path, `${v} is not finite`);
+  if (Object.is(v, -0)) throw new CodecError('invalid_float', path, '-0 is not a canonical float');
+  return v;
+}
+
+export function readBoolean(v: unknown, path = ''): boolean {
+  if (typeof v !== 'boolean') wrongType('true or false', v, path);
+  return v;
+}
+
+export function readDatetime(v: unknown, path = ''): string {
+  if (typeof v !== 'string') wrongType('a JSON string', v, path);
+  const m = DATETIME_TEXT.exec(v);
+  if (m === null) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not YYYY-MM-DDTHH:MM:SS.ffffffZ`);
+  if (!isCalendarDate(...dateParts(m))) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not a calendar date`);
+  return v;
+}
+
+export function readDate(v: unknown, path = ''): string {
+  if (typeof v !== 'string') wrongType('a JSON string', v, path);
+  const m = DATE_TEXT.exec(v);
+  if (m === null) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not YYYY-MM-DD`);
+  if (!isCalendarDate(...dateParts(m))) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not a calendar date`);
+  return v;
+}
+
+export function readTime(v: unknown, path = ''): string {
+  if (typeof v !== 'string') wrongType('a JSON string', v, path);
+  if (!TIME_TEXT.test(v)) throw new CodecError('invalid_time', path, `${JSON.stringify(v)} is not HH:MM:SS.ffffff`);
+  return v;
+}
+
+export function readJson(v: unknown, path = ''): string {
+  if (typeof v !== 'string') wrongType('a JSON string holding canonical JSON text', v, path);
+  return validateCanonicalJsonText(v, path);
+}
+
+export function readBytes(v: unknown, path = ''): Uint8Array {
+  if (typeof v !== 'string') wrongType('a base64url JSON string', v, path);
+  if (!BASE64URL_TEXT.test(v) || v.length % 4 === 1) {
+    throw new CodecError('invalid_bytes', path, 'bytes must be unpadded base64url (A-Z a-z 0-9 - _)');
+  }
+  const decoded = Buffer.from(v, 'base64url');
+  // Re-encoding catches nonzero unused trailing bits, which would give a second spelling of the same octets.
+  if (decoded.toString('base64url') !== v) throw new CodecError('invalid_bytes', path, 'base64url text has nonzero unused trailing bits');
+  return new Uint8Array(decoded);
+}
+
+/** Validates precision/scale of a column spec itself. */
+export function checkColumnSpec(spec: ColumnSpec, path = ''): void {
+  const hasP = spec.precision !== undefined;
+  const hasS = spec.scale !== undefined;
+  if (spec.type === 'decimal') {
+    if (hasP !== hasS) throw new CodecError('invalid_manifest', path, 'decimal needs both precision and scale');
+    if (hasP && (!Number.isSafeInteger(spec.precision) || (spec.precision ?? 0) < 1)) {
+      throw new CodecError('invalid_manifest', path, 'decimal precision must be a positive integer');
+    }
+    if (hasS && (!Number.isSafeInteger(spec.scale) || (spec.scale ?? -1) < 0 || (spec.scale ?? 0) > (spec.precision ?? 0))) {
+      throw new CodecError('invalid_manifest', path, 'decimal scale must be between 0 and precision');
+    }
+  } else if (hasP || hasS) {
+    throw new CodecError('invalid_manifest', path, `precision and scale belong to decimal fields only, not ${spec.type}`);
+  }
+}
+
+/**
+ * Reads one wire value of a column. Null is allowed unless the spec says
+ * `nullable: false` (primary keys and non-nullable manifest fields).
+ */
+export function readPortable(spec: ColumnSpec, v: unknown, path = ''): PortableValue {
+  checkColumnSpec(spec, path);
+  if (v === null) {
+    if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
+    return { type: spec.type, value: null } as PortableValue;
+  }
+  switch (spec.type) {
+    case 'string':
+      return { type: 'string', value: readString(v, path) };
+    case 'int':
+      return { type: 'int', value: readInt(v, path) };
+    case 'int64':
+      return { type: 'int64', value: readInt64(v, path) };
+    case 'decimal':
+      return { type: 'decimal', value: readDecimal(v, spec, path) };
+    case 'float':
+      return { type: 'float', value: readFloat(v, path) };
+    case 'boolean':
+      return { type: 'boolean', value: readBoolean(v, path) };
+    case 'datetime':
+      return { type: 'datetime', value: readDatetime(v, path) };
+    case 'date':
+      return { type: 'date', value: readDate(v, path) };
+    case 'time':
+      return { type: 'time', value: readTime(v, path) };
+    case 'json':
+      return { type: 'json', value: readJson(v, path) };
+    case 'bytes':
+      return { type: 'bytes', value: readBytes(v, path) };
+  }
+}

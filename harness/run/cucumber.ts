@@ -1,0 +1,63 @@
+/**
+ * Runs features with Cucumber's JavaScript API and writes its message stream,
+ * the only source of results for the reports.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfiguration, loadSupport, runCucumber, type ISupportCodeLibrary } from '@cucumber/cucumber/api';
+
+/** World parameters travel to worker processes as JSON. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface FeatureRun {
+  /** Project root: where features/ and steps/ are. */
+  cwd: string;
+  paths: string[];
+  /** Step definition and support files to load. */
+  imports: string[];
+  /** Cucumber tag expression, if any. */
+  tags?: string;
+  parallel: number;
+  worldParameters: JsonObject;
+  /** Where the NDJSON message stream goes. */
+  messagesFile: string;
+  /** Progress shown while it runs: a bar on a terminal, dots otherwise, or nothing. */
+  progress: 'bar' | 'dots' | 'none';
+}
+
+// ES modules run once per process, so step definitions can be registered only
+// once: later runs in the same process reuse the library loaded by the first.
+const supportLibraries = new Map<string, ISupportCodeLibrary>();
+
+export async function runFeatures(run: FeatureRun): Promise<{ success: boolean }> {
+  mkdirSync(dirname(run.messagesFile), { recursive: true });
+  const formats = [`message:${run.messagesFile}`];
+  if (run.progress === 'bar') formats.push('progress-bar');
+  if (run.progress === 'dots') formats.push('progress');
+  const { runConfiguration } = await loadConfiguration(
+    {
+      file: false,
+      provided: {
+        paths: run.paths,
+        import: run.imports,
+        format: formats,
+        parallel: run.parallel,
+        worldParameters: run.worldParameters,
+        ...(run.tags ? { tags: run.tags } : {}),
+      },
+    },
+    { cwd: run.cwd },
+  );
+  const key = `${run.cwd}\0${run.imports.join('\0')}`;
+  let support = supportLibraries.get(key);
+  if (!support) {
+    support = await loadSupport(runConfiguration, { cwd: run.cwd });
+    supportLibraries.set(key, support);
+  }
+  // Cucumber adds a progress formatter on stdout when no other one writes there;
+  // a quiet run hands it a sink instead.
+  const quiet = run.progress === 'none' ? { stdout: new Writable({ write: (_chunk, _encoding, done) => done() }) } : {};
+  return runCucumber({ ...runConfiguration, support }, { cwd: run.cwd, ...quiet });
+}

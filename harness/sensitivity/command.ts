@@ -1,0 +1,126 @@
+/**
+ * `synchro-conformance sensitivity [--tags <expression>] [--records invariants.yaml] [--out reports]`
+ *
+ * Runs each selected invariant's feature under each of its fault recipes and
+ * requires it to fail; prints the score per section and in total, writes
+ * reports/sensitivity.json and adds the score to the HTML report when the main
+ * run's messages are there. Exit status 1 when a fault went undetected, a
+ * faulted requirement did not pass its baseline, or a requirement passed with
+ * no fault recipe to prove it can fail.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import parseTagExpression from '@cucumber/tag-expressions';
+import { loadRecords } from '../catalog/records.ts';
+import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
+import { knownFaultNames } from '../faults/registry.ts';
+import { writeAllOrNothing, writeReports } from '../report/write.ts';
+import { profileTags } from '../run/command.ts';
+import { runSensitivity, type SensitivityOutcome } from './run.ts';
+
+export const USAGE = `sensitivity [--tags <expression>] [--profile server|client|full] [--server <adapter>] [--client <adapter>]
+    [--parallel N] [--records invariants.yaml] [--out reports]
+  Runs each selected invariant under each of its fault recipes and requires its feature to fail.
+  --tags selects invariants by their feature tags (e.g. "@SYNC-PROTO-001 or @SYNC-INTEG-002").`;
+
+const OPTIONS = {
+  tags: { type: 'string' },
+  profile: { type: 'string', default: 'full' },
+  server: { type: 'string', default: 'reference' },
+  client: { type: 'string', default: 'reference' },
+  parallel: { type: 'string', default: '1' },
+  records: { type: 'string', default: 'invariants.yaml' },
+  out: { type: 'string', default: 'reports' },
+  help: { type: 'boolean', default: false },
+} as const;
+
+export async function main(args: string[]): Promise<number> {
+  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS }>>['values'];
+  try {
+    values = parseArgs({ args, options: OPTIONS }).values;
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return EXIT_OK;
+  }
+  const recordsPath = resolve(values.records);
+  const root = dirname(recordsPath);
+  const selector = selectRecords(values.profile, values.tags);
+  const records = loadRecords(recordsPath).records.filter(({ record }) => selector(featureTags(record)));
+  const parallel = Number(values.parallel);
+  if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel takes a whole number of at least 1, not "${values.parallel}"`);
+
+  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-'));
+  let outcome: SensitivityOutcome;
+  try {
+    outcome = await runSensitivity({
+      root,
+      recordsFile: values.records,
+      records,
+      knownFaults: knownFaultNames(),
+      worldParameters: { server: values.server, client: values.client, root },
+      imports: ['steps/**/*.ts'],
+      parallel,
+      workDir,
+      onResult: (line) => console.log(line),
+    });
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+
+  console.log(formatSensitivity(outcome, records.length));
+  const outDir = resolve(values.out);
+  writeAllOrNothing(outDir, [['sensitivity.json', `${JSON.stringify({ ...outcome.result, unproven: outcome.unproven, without_recipe: outcome.withoutRecipe }, null, 2)}\n`]]);
+  rerenderWithSensitivity(outDir, recordsPath, outcome);
+  const ok = outcome.requirements.every((r) => r.proven) && outcome.unproven.length === 0;
+  return ok ? EXIT_OK : EXIT_FINDINGS;
+}
+
+/** Tags a record's feature carries at feature level, for --tags and --profile selection. */
+function featureTags(record: { id: string; applies_to: string[]; internal?: boolean }): string[] {
+  return [`@${record.id}`, ...record.applies_to.map((who) => `@${who}`), ...(record.internal ? ['@internal'] : [])];
+}
+
+function selectRecords(profile: string, tags: string | undefined): (tags: string[]) => boolean {
+  const expression = [profileTags(profile), tags ? `(${tags})` : undefined].filter(Boolean).join(' and ');
+  if (!expression) return () => true;
+  try {
+    const node = parseTagExpression(expression);
+    return (featureTagList) => node.evaluate(featureTagList);
+  } catch (error) {
+    throw new UsageError(`--tags is not a valid tag expression: ${(error as Error).message}`);
+  }
+}
+
+export function formatSensitivity(outcome: SensitivityOutcome, selected: number): string {
+  const lines = ['', 'Sensitivity (a requirement counts as detected when its feature fails under every one of its faults):'];
+  for (const [section, detection] of Object.entries(outcome.result.perSection)) {
+    lines.push(`  ${section}: ${detection.detected} of ${detection.total} detected`);
+  }
+  const { detected, total } = outcome.result.total;
+  lines.push(`  total: ${detected} of ${total} detected (${selected} requirements selected, ${selected - total} without a fault recipe)`);
+  if (outcome.unproven.length > 0) lines.push(`  passed without a fault recipe to prove they can fail: ${outcome.unproven.join(', ')}`);
+  return lines.join('\n');
+}
+
+/** Adds the score to the HTML report of the last main run, when its messages are there. */
+function rerenderWithSensitivity(outDir: string, recordsPath: string, outcome: SensitivityOutcome): void {
+  const messagesFile = join(outDir, 'messages.ndjson');
+  const previous = join(outDir, 'conformance.json');
+  if (!existsSync(messagesFile) || !existsSync(previous)) return;
+  const recordsFile = loadRecords(recordsPath);
+  const report = JSON.parse(readFileSync(previous, 'utf8')) as { implementation: Parameters<typeof writeReports>[0]['implementation']; vector_set_hash: string | null };
+  writeReports({
+    messagesFile,
+    records: recordsFile.records.map((located) => located.record),
+    catalogFile: recordsFile.catalog,
+    implementation: report.implementation,
+    vectorSetHash: report.vector_set_hash ?? undefined,
+    sensitivity: outcome.result,
+    outDir,
+  });
+}

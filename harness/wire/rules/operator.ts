@@ -1,0 +1,26 @@
+/**
+ * Operator endpoint rules: GET /sync/schema repeats its manifest's version and
+ * hash; GET /sync/tables lists tables sorted by name.
+ */
+import type { SchemaResponse, TablesResponse } from '../generated.ts';
+import { compareUtf8, type Violation, violation } from './context.ts';
+
+/** SCHEMA1: the top-level version and hash are the manifest's own. */
+export function schemaEnvelopeMatchesManifest(response: SchemaResponse): Violation[] {
+  const out: Violation[] = [];
+  if (response.schema_version !== response.manifest.schema_version) out.push(violation('SCHEMA1', '/schema_version', 'differs from manifest.schema_version'));
+  if (response.schema_hash !== response.manifest.schema_hash) out.push(violation('SCHEMA1', '/schema_hash', 'differs from manifest.schema_hash'));
+  return out;
+}
+
+/** TABLES1: table metadata is sorted by table_name, each name once. */
+export function tablesSortedByName(response: TablesResponse): Violation[] {
+  const out: Violation[] = [];
+  response.tables.forEach((t, i) => {
+    const previous = response.tables[i - 1];
+    if (previous !== undefined && compareUtf8(previous.table_name, t.table_name) >= 0) {
+      out.push(violation('TABLES1', `/tables/${i}/table_name`, 'tables must be strictly sorted by table_name'));
+    }
+  });
+  return out;
+}

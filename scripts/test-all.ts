@@ -1,0 +1,102 @@
+/**
+ * `npm test`: every check the project has, in one command, ending with the
+ * line `N passed, N failed, N skipped` counted over the whole run.
+ *
+ * Stages: lint, typecheck, the real catalog's mapping check, the vector packs,
+ * the unit and property tests (node:test), the conformance suite against the
+ * reference, and the sensitivity run. Each stage runs even when an earlier one
+ * failed, so one run shows everything that is wrong.
+ *
+ * Counting: each unit test, each conformance requirement and each sensitivity
+ * requirement counts once; the single-shot stages (lint, typecheck, mapping,
+ * vectors) count once each. Requirements that are undetermined or
+ * not-applicable are counted as skipped: they are never passed.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const node = process.execPath;
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const lines: string[] = [];
+
+function banner(title: string): void {
+  console.log(`\n=== ${title} ===`);
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): number {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  return result.status ?? 1;
+}
+
+function single(title: string, command: string, args: string[]): void {
+  banner(title);
+  const ok = run(command, args) === 0;
+  totals[ok ? 'passed' : 'failed'] += 1;
+  lines.push(`${title}: ${ok ? 'passed' : 'FAILED'}`);
+}
+
+function unitTests(): void {
+  banner('unit and property tests');
+  const dir = mkdtempSync(join(tmpdir(), 'synchro-unit-'));
+  const tap = join(dir, 'results.tap');
+  const status = run(node, ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, 'test/**/*.test.ts']);
+  const text = existsSync(tap) ? readFileSync(tap, 'utf8') : '';
+  rmSync(dir, { recursive: true, force: true });
+  const count = (name: string) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  const [passed, failed, skipped] = [count('pass'), count('fail') + count('cancelled'), count('skipped') + count('todo')];
+  // A runner that died before reporting must not look like an empty success.
+  const broken = status !== 0 && failed === 0;
+  totals.passed += passed;
+  totals.failed += failed + (broken || passed + failed === 0 ? 1 : 0);
+  totals.skipped += skipped;
+  lines.push(`unit and property tests: ${passed} passed, ${failed} failed, ${skipped} skipped${broken ? ' (the runner itself failed)' : ''}`);
+}
+
+function conformance(): void {
+  banner('conformance suite against the reference');
+  const status = run(node, ['harness/cli.ts', 'run']);
+  const file = join(root, 'reports/conformance.json');
+  if (!existsSync(file)) {
+    totals.failed += 1;
+    lines.push('conformance suite: FAILED (no report written)');
+    return;
+  }
+  const overall = (JSON.parse(readFileSync(file, 'utf8')) as { summary: { overall: Record<string, number> } }).summary.overall;
+  const [passed, failed, undetermined, notApplicable] = [overall.passed ?? 0, overall.failed ?? 0, overall.undetermined ?? 0, overall['not-applicable'] ?? 0];
+  totals.passed += passed;
+  totals.failed += failed + (status !== 0 && failed === 0 ? 1 : 0);
+  totals.skipped += undetermined + notApplicable;
+  lines.push(`conformance suite: ${passed} requirements passed, ${failed} failed, ${undetermined} undetermined, ${notApplicable} not-applicable${status !== 0 && failed === 0 ? ' (the run itself failed)' : ''}`);
+}
+
+function sensitivity(): void {
+  banner('sensitivity run');
+  const status = run(node, ['harness/cli.ts', 'sensitivity']);
+  const file = join(root, 'reports/sensitivity.json');
+  const result = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { total: { detected: number; total: number }; unproven: string[] }) : undefined;
+  if (!result) {
+    totals.failed += 1;
+    lines.push('sensitivity run: FAILED (no result written)');
+    return;
+  }
+  const undetected = result.total.total - result.total.detected;
+  totals.passed += result.total.detected;
+  totals.failed += undetected + result.unproven.length + (status !== 0 && undetected + result.unproven.length === 0 ? 1 : 0);
+  lines.push(`sensitivity run: ${result.total.detected} of ${result.total.total} requirements with fault recipes detected, ${result.unproven.length} passed without a recipe`);
+}
+
+single('lint', 'node_modules/.bin/biome', ['lint']);
+single('typecheck', 'node_modules/.bin/tsc', ['--noEmit', '-p', '.']);
+single('catalog mapping', node, ['harness/cli.ts', 'catalog', 'check']);
+single('vector packs', node, ['harness/cli.ts', 'vectors', 'run']);
+unitTests();
+conformance();
+sensitivity();
+
+banner('summary');
+for (const line of lines) console.log(line);
+console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exitCode = totals.failed === 0 ? 0 : 1;

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CodecError, checksumObject, parseJson, readChecksumObject } from '../../harness/codec/index.ts';
+
+const DIGEST = '8ff7afb86816c1781e21bbc99b1a89e7117f585f0b79a52e3b3e5143002582f5';
+
+test('the checksum object has exactly the four members', () => {
+  const o = checksumObject(Buffer.from(DIGEST, 'hex'));
+  assert.deepEqual(o, { algorithm: 'sha256', version: 1, encoding: 'hex', digest: DIGEST });
+  assert.throws(() => checksumObject(new Uint8Array(31)), (e: unknown) => e instanceof CodecError && e.code === 'invalid_digest');
+});
+
+test('a received checksum object is read strictly', () => {
+  const good = `{"algorithm":"sha256","version":1,"encoding":"hex","digest":"${DIGEST}"}`;
+  assert.equal(Buffer.from(readChecksumObject(parseJson(good))).toString('hex'), DIGEST);
+  assert.equal(Buffer.from(readChecksumObject(JSON.parse(good))).toString('hex'), DIGEST);
+  const bad = [
+    good.replace('"sha256"', '"sha-256"'),
+    good.replace('"version":1', '"version":2'),
+    good.replace('"version":1', '"version":1.0'),
+    good.replace('"version":1', '"version":"1"'),
+    good.replace('"hex"', '"base64"'),
+    good.replace(DIGEST, DIGEST.toUpperCase()),
+    good.replace(DIGEST, DIGEST.slice(1)),
+    good.replace(DIGEST, `${DIGEST}0`),
+    good.replace(DIGEST, `${DIGEST.slice(1)}g`),
+    good.replace('}', ',"extra":true}'),
+    good.replace('"encoding":"hex",', ''),
+    `"${DIGEST}"`,
+    'null',
+    `[${good}]`,
+  ];
+  for (const text of bad) {
+    assert.throws(() => readChecksumObject(parseJson(text)), (e: unknown) => e instanceof CodecError && e.code === 'invalid_checksum_object', text);
+  }
+});

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { LocatedRecord, RequirementRecord } from '../../harness/catalog/types.ts';
+import { InputError } from '../../harness/errors.ts';
+import { runSensitivity } from '../../harness/sensitivity/run.ts';
+
+const root = new URL('./fixture/', import.meta.url).pathname;
+
+function record(id: string, anchor: string, section: string, faults: string[]): LocatedRecord {
+  const value: RequirementRecord = {
+    id,
+    title: anchor,
+    anchor,
+    section,
+    summary: 'A fixture requirement for the sensitivity run.',
+    applies_to: ['server'],
+    profiles: ['server', 'full'],
+    feature: `features/${anchor}.feature`,
+    references: [{ type: 'normative', anchor }],
+    faults: faults.map((name) => ({ name, description: 'fixture fault' })),
+  };
+  return { record: value, line: 1 };
+}
+
+const options = (records: LocatedRecord[]) => ({
+  root,
+  recordsFile: 'invariants.yaml',
+  records,
+  knownFaults: new Set(['server:wrong-sum', 'server:rude-greeting']),
+  worldParameters: {},
+  imports: ['steps/**/*.ts'],
+  parallel: 1,
+  workDir: mkdtempSync(join(tmpdir(), 'synchro-sensitivity-test-')),
+});
+
+test('a fault the feature notices is detected; one it cannot notice is not', async () => {
+  const outcome = await runSensitivity(
+    options([record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:wrong-sum']), record('SYNC-ALPHA-002', 'greeting', 'Alpha', ['server:rude-greeting']), record('SYNC-BETA-001', 'unimplemented', 'Beta', ['server:wrong-sum'])]),
+  );
+  assert.deepEqual(
+    outcome.requirements.map((r) => [r.id, r.baseline, r.faults.map((f) => [f.fault, f.status, f.detected]), r.proven]),
+    [
+      ['SYNC-ALPHA-001', 'passed', [['server:wrong-sum', 'failed', true]], true],
+      ['SYNC-ALPHA-002', 'passed', [['server:rude-greeting', 'passed', false]], false],
+      // An undetermined baseline proves nothing, so its fault is not counted as detected.
+      ['SYNC-BETA-001', 'undetermined', [['server:wrong-sum', 'undetermined', false]], false],
+    ],
+  );
+  assert.deepEqual(outcome.result.total, { detected: 1, total: 3 });
+  assert.deepEqual(outcome.result.perSection, { Alpha: { detected: 1, total: 2 }, Beta: { detected: 0, total: 1 } });
+});
+
+test('a passing requirement without a fault recipe is unproven', async () => {
+  const outcome = await runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', []), record('SYNC-BETA-001', 'unimplemented', 'Beta', [])]));
+  assert.deepEqual(outcome.unproven, ['SYNC-ALPHA-001']);
+  assert.deepEqual(outcome.withoutRecipe, ['SYNC-BETA-001']);
+  assert.deepEqual(outcome.result.total, { detected: 0, total: 0 });
+});
+
+test('a fault name the registry does not know is an input error', async () => {
+  await assert.rejects(runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:typo'])])), (error: unknown) => error instanceof InputError && /server:typo/.test(error.message));
+});
