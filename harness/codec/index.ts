@@ -1,7 +1,9 @@
 /**
  * Public API of the canonical codec: the byte-exact oracle for typed values,
  * row identities, row and scope digests, schema manifest hashes, checksum
- * objects and push fingerprints.
+ * objects and push fingerprints, and the only implementation of the encodings
+ * beneath them (strict JSON reading, RFC 8785, portable value validation).
+ * The wire layer builds on this module; this module never imports the wire.
  */
 export { blob, compareBytes, domain, fromHex, i32be, i64be, text, toHex, u8, u32be, u64be } from './bytes.ts';
 export { type ChecksumObject, checksumObject, readChecksumObject } from './checksum.ts';
@@ -16,7 +18,8 @@ export {
   normalizeMutation,
 } from './fingerprint.ts';
 export { checkServerVersion, digestRaw, schemaHashRaw } from './identifiers.ts';
-export { checkIJson, validateCanonicalJsonText } from './json-value.ts';
+export { type JsonReadFailure, type JsonReadOk, type JsonReadResult, type NumberToken, readJsonBody } from './json-body.ts';
+export { checkIJson, IMPL_JSON_LIMITS, type JsonLimits, PROTOCOL_JSON_LIMITS, validateCanonicalJsonText } from './json-value.ts';
 export {
   isKeyType,
   isPortableType,
@@ -36,6 +39,7 @@ export { SCOPE_DOMAIN, ScopeDigestBuilder, SortedScopeDigest, scopeDigest } from
 export {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_VALUES,
+  isCanonicalNumberText,
   isJsonObject,
   type JsonObject,
   type JsonValue,
@@ -44,6 +48,7 @@ export {
   parseJson,
   parseJsonBytes,
   RawNumber,
+  STACK_GUARD_DEPTH,
   toPlain,
 } from './strict-json.ts';
 export { readTableShape, type TableShape, utf8Order } from './table-shape.ts';
@@ -66,7 +71,9 @@ export {
   readInt,
   readInt64,
   readJson,
+  readKeyValue,
   readPortable,
   readString,
   readTime,
 } from './wire-values.ts';
+export { decodeUtf8, firstInvalidUtf8, isWellFormedText } from './unicode.ts';

@@ -3,10 +3,37 @@
  * I-JSON value already in RFC 8785 canonical form. Anything else is refused;
  * the codec never rewrites a non-canonical text into canonical form.
  */
-import { isWellFormedText } from './unicode.ts';
 import { CodecError, pointer } from './errors.ts';
 import { canonicalJson } from './rfc8785.ts';
-import { type JsonValue, isJsonObject, parseJson, RawNumber } from './strict-json.ts';
+import {
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_VALUES,
+  isJsonObject,
+  type JsonValue,
+  parseJson,
+  RawNumber,
+  STACK_GUARD_DEPTH,
+} from './strict-json.ts';
+import { isWellFormedText } from './unicode.ts';
+
+/** Depth and size bounds for reading a nested json value. */
+export interface JsonLimits {
+  maxDepth: number;
+  maxValues: number;
+}
+
+/**
+ * Upstream's own bounds (005 marks them Impl): nesting below 128 and at most
+ * one million values and names. The reference applies them at its boundaries.
+ */
+export const IMPL_JSON_LIMITS: Readonly<JsonLimits> = { maxDepth: DEFAULT_MAX_DEPTH, maxValues: DEFAULT_MAX_VALUES };
+
+/**
+ * What the protocol itself asks of a nested json value: no depth or size bound
+ * (beyond the stack guard). A harness judging another implementation uses
+ * these, since an Impl fact is one conforming shape and not a requirement.
+ */
+export const PROTOCOL_JSON_LIMITS: Readonly<JsonLimits> = { maxDepth: STACK_GUARD_DEPTH, maxValues: Number.POSITIVE_INFINITY };
 
 /** Unicode noncharacters: U+FDD0..U+FDEF and every code point ending in FFFE or FFFF. */
 function hasNoncharacter(s: string): boolean {
@@ -49,10 +76,10 @@ export function checkIJson(v: JsonValue, path = ''): void {
  * Checks a portable `json` wire string and returns its canonical text (equal
  * to the input when accepted). Errors keep the path of the wire value.
  */
-export function validateCanonicalJsonText(textValue: string, path = ''): string {
+export function validateCanonicalJsonText(textValue: string, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): string {
   let tree: JsonValue;
   try {
-    tree = parseJson(textValue);
+    tree = parseJson(textValue, { maxDepth: limits.maxDepth, maxValues: limits.maxValues });
   } catch (e) {
     if (e instanceof CodecError) throw new CodecError(e.code, path, `json value: ${e.message}`);
     throw e;

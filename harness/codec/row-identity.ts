@@ -7,7 +7,8 @@ import { domain, text } from './bytes.ts';
 import { CodecError } from './errors.ts';
 import { isKeyType, type KeyType, typeOfTag } from './portable-types.ts';
 import { encodeTypedValue, PRESENCE_VALUE } from './typed-value.ts';
-import { type PortableValue, readPortable } from './wire-values.ts';
+import { decodeUtf8 } from './unicode.ts';
+import { type PortableValue, readKeyValue } from './wire-values.ts';
 
 export const ROW_ID_DOMAIN = domain('synchro:v3:row-identity:v1');
 
@@ -20,7 +21,7 @@ export function encodeRowIdentity(tableId: string, pkFieldId: string, pk: Portab
 
 /** Validates a wire key value of the given type and encodes the identity. */
 export function rowIdentityFromWire(tableId: string, pkFieldId: string, pkType: KeyType, pkWire: unknown, path = ''): Uint8Array {
-  const pk = readPortable({ type: pkType, nullable: false }, pkWire, path);
+  const pk = readKeyValue(pkType, pkWire, path);
   return encodeRowIdentity(tableId, pkFieldId, pk, path);
 }
 
@@ -30,8 +31,6 @@ export interface DecodedRowIdentity {
   pkType: KeyType;
   pk: string | number | bigint;
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Parses identity octets, requiring every octet to be accounted for. */
 export function decodeRowIdentity(bytes: Uint8Array, path = ''): DecodedRowIdentity {
@@ -50,12 +49,7 @@ export function decodeRowIdentity(bytes: Uint8Array, path = ''): DecodedRowIdent
     if (len === 0n) bad(`${what} is empty`);
     if (BigInt(at) + len > BigInt(buf.length)) bad(`truncated ${what}`);
     const end = at + Number(len);
-    let s = '';
-    try {
-      s = utf8.decode(buf.subarray(at, end));
-    } catch {
-      bad(`${what} is not valid UTF-8`);
-    }
+    const s = decodeUtf8(buf.subarray(at, end)) ?? bad(`${what} is not valid UTF-8`);
     at = end;
     return s;
   };
@@ -82,11 +76,7 @@ export function decodeRowIdentity(bytes: Uint8Array, path = ''): DecodedRowIdent
     at += 8;
     if (BigInt(at) + len > BigInt(buf.length)) bad('truncated string key');
     const end = at + Number(len);
-    try {
-      pk = utf8.decode(buf.subarray(at, end));
-    } catch {
-      bad('string key is not valid UTF-8');
-    }
+    pk = decodeUtf8(buf.subarray(at, end)) ?? bad('string key is not valid UTF-8');
     at = end;
   }
   if (at !== buf.length) bad(`${buf.length - at} trailing octets after the key value`);

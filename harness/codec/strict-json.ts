@@ -1,17 +1,20 @@
 /**
- * A strict JSON (RFC 8259) reader for the codec.
+ * The strict JSON (RFC 8259) reader: the only JSON parser of the harness.
  *
  * `JSON.parse` is not enough for canonical checks: it forgets how a number was
  * written (`42.0` and `42` become the same value), keeps the last of two
  * members with the same name and accepts any nesting depth. This reader keeps
- * every number's exact text in a `RawNumber`, rejects duplicate member names,
- * trailing data and excessive depth or size, and can record where each object
- * and array starts so callers can report line numbers.
+ * every number's exact text in a `RawNumber`, rejects duplicate member names
+ * (naming the JSON pointer of the duplicate), trailing data and excessive depth
+ * or size, and can record where each object and array starts so callers can
+ * report line numbers.
  *
- * Strings are returned as decoded; whether a lone surrogate or a Unicode
- * noncharacter is acceptable is decided by the consumer (see json-value.ts).
+ * Strings are returned as decoded; whether a lone surrogate is acceptable is
+ * the caller's choice: message bodies refuse it here (`rejectLoneSurrogates`),
+ * portable `json` values judge it with the other I-JSON rules (json-value.ts).
  */
 import { CodecError, pointer } from './errors.ts';
+import { decodeUtf8, firstInvalidUtf8, isWellFormedText } from './unicode.ts';
 
 /** A JSON number token with its exact source text. */
 export class RawNumber {
@@ -40,12 +43,21 @@ export interface ParseOptions {
   maxValues?: number;
   /** When given, receives the source offset at which each object and array starts. */
   positions?: WeakMap<object, number>;
+  /** Refuse strings and member names holding an unpaired surrogate escape (`invalid_string`): such text has no UTF-8 form. */
+  rejectLoneSurrogates?: boolean;
+  /** Called with each number token's exact text and JSON pointer, in document order. */
+  onNumber?: (raw: string, path: string) => void;
 }
 
 /** Container nesting must stay below 128 (upstream's bound for nested json values). */
 export const DEFAULT_MAX_DEPTH = 127;
 /** At most one million values and member names in one json value. */
 export const DEFAULT_MAX_VALUES = 1_000_000;
+/**
+ * Where no protocol bound applies, nesting is still capped so that a
+ * pathological text fails cleanly instead of exhausting the stack.
+ */
+export const STACK_GUARD_DEPTH = 1000;
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 
@@ -53,14 +65,20 @@ export function isJsonObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof RawNumber);
 }
 
+/**
+ * Whether a number token is spelled as the RFC 8785 text of its binary64 value
+ * (ECMAScript number-to-string): `1.0`, `1E2`, `-0` and tokens that overflow
+ * binary64 are not.
+ */
+export function isCanonicalNumberText(raw: string): boolean {
+  const n = Number(raw);
+  return Number.isFinite(n) && String(n) === raw;
+}
+
 /** Parses UTF-8 octets, refusing ill-formed UTF-8 rather than replacing it. */
 export function parseJsonBytes(bytes: Uint8Array, options: ParseOptions = {}): JsonValue {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw new CodecError('json_syntax', '', 'text is not valid UTF-8');
-  }
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw new CodecError('json_syntax', '', `text is not valid UTF-8 (first ill-formed octet at ${firstInvalidUtf8(bytes)})`);
   return parseJson(text, options);
 }
 
@@ -68,6 +86,8 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxValues = options.maxValues ?? DEFAULT_MAX_VALUES;
   const positions = options.positions;
+  const rejectLoneSurrogates = options.rejectLoneSurrogates === true;
+  const onNumber = options.onNumber;
   let i = 0;
   let count = 0;
 
@@ -83,11 +103,12 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
   };
   const tally = (path: string): void => {
     count++;
-    if (count > maxValues) throw new CodecError('json_too_large', path, `more than ${maxValues} values and names`);
+    if (count > maxValues) throw new CodecError('json_too_large', path, `more than ${maxValues} values and names`, i);
   };
 
   const readString = (path: string): string => {
     // Precondition: text[i] === '"'
+    const opening = i;
     i++;
     let out = '';
     let start = i;
@@ -97,6 +118,9 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
       if (c === 0x22) {
         out += text.slice(start, i);
         i++;
+        if (rejectLoneSurrogates && !isWellFormedText(out)) {
+          throw new CodecError('invalid_string', path, 'string contains an unpaired surrogate escape', opening);
+        }
         return out;
       }
       if (c < 0x20) fail('unescaped control character in string', path);
@@ -152,7 +176,7 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
     tally(path);
     const c = text[i];
     if (c === '{') {
-      if (depth + 1 > maxDepth) throw new CodecError('json_too_deep', path, `nesting deeper than ${maxDepth}`);
+      if (depth + 1 > maxDepth) throw new CodecError('json_too_deep', path, `nesting deeper than ${maxDepth}`, i);
       const obj: JsonObject = Object.create(null);
       positions?.set(obj, i);
       i++;
@@ -164,11 +188,12 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
       for (;;) {
         skipWs();
         if (text[i] !== '"') fail('expected a member name', path);
+        const nameStart = i;
         const key = readString(path);
         const childPath = pointer(path, key);
         tally(childPath);
         if (Object.hasOwn(obj, key)) {
-          throw new CodecError('json_duplicate_member', childPath, `member "${key}" appears twice`, i);
+          throw new CodecError('json_duplicate_member', childPath, `member ${JSON.stringify(key)} appears twice`, nameStart);
         }
         skipWs();
         if (text[i] !== ':') fail('expected ":"', childPath);
@@ -187,7 +212,7 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
       }
     }
     if (c === '[') {
-      if (depth + 1 > maxDepth) throw new CodecError('json_too_deep', path, `nesting deeper than ${maxDepth}`);
+      if (depth + 1 > maxDepth) throw new CodecError('json_too_deep', path, `nesting deeper than ${maxDepth}`, i);
       const arr: JsonValue[] = [];
       positions?.set(arr, i);
       i++;
@@ -227,6 +252,7 @@ export function parseJson(text: string, options: ParseOptions = {}): JsonValue {
     const m = NUMBER.exec(text);
     if (m === null) return fail('unexpected character', path);
     i += m[0].length;
+    onNumber?.(m[0], path);
     return new RawNumber(m[0]);
   };
 

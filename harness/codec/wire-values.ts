@@ -7,11 +7,11 @@
  * told apart from `42` and `0`; a plain JS number is accepted too, but then the
  * original spelling is already lost and only the value can be checked.
  */
-import { isWellFormedText } from './unicode.ts';
 import { CodecError } from './errors.ts';
-import { validateCanonicalJsonText } from './json-value.ts';
-import type { PortableType } from './portable-types.ts';
-import { RawNumber } from './strict-json.ts';
+import { IMPL_JSON_LIMITS, type JsonLimits, validateCanonicalJsonText } from './json-value.ts';
+import { isKeyType, type PortableType } from './portable-types.ts';
+import { isCanonicalNumberText, RawNumber } from './strict-json.ts';
+import { isWellFormedText } from './unicode.ts';
 
 export interface ColumnSpec {
   type: PortableType;
@@ -124,7 +124,7 @@ export function readFloat(v: unknown, path = ''): number {
     const n = Number(v.raw);
     if (!Number.isFinite(n)) throw new CodecError('float_nonfinite', path, `${v.raw} is not a finite binary64 value`);
     // The canonical spelling is the ECMAScript/RFC 8785 text of the binary64 value.
-    if (String(n) !== v.raw) throw new CodecError('invalid_float', path, `float must be written ${String(n)}, got ${v.raw}`);
+    if (!isCanonicalNumberText(v.raw)) throw new CodecError('invalid_float', path, `float must be written ${String(n)}, got ${v.raw}`);
     return n;
   }
   if (typeof v !== 'number') wrongType('a JSON number', v, path);
@@ -160,9 +160,9 @@ export function readTime(v: unknown, path = ''): string {
   return v;
 }
 
-export function readJson(v: unknown, path = ''): string {
+export function readJson(v: unknown, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): string {
   if (typeof v !== 'string') wrongType('a JSON string holding canonical JSON text', v, path);
-  return validateCanonicalJsonText(v, path);
+  return validateCanonicalJsonText(v, path, limits);
 }
 
 export function readBytes(v: unknown, path = ''): Uint8Array {
@@ -195,9 +195,10 @@ export function checkColumnSpec(spec: ColumnSpec, path = ''): void {
 
 /**
  * Reads one wire value of a column. Null is allowed unless the spec says
- * `nullable: false` (primary keys and non-nullable manifest fields).
+ * `nullable: false` (primary keys and non-nullable manifest fields). `limits`
+ * bound nested `json` values only.
  */
-export function readPortable(spec: ColumnSpec, v: unknown, path = ''): PortableValue {
+export function readPortable(spec: ColumnSpec, v: unknown, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): PortableValue {
   checkColumnSpec(spec, path);
   if (v === null) {
     if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
@@ -223,8 +224,14 @@ export function readPortable(spec: ColumnSpec, v: unknown, path = ''): PortableV
     case 'time':
       return { type: 'time', value: readTime(v, path) };
     case 'json':
-      return { type: 'json', value: readJson(v, path) };
+      return { type: 'json', value: readJson(v, path, limits) };
     case 'bytes':
       return { type: 'bytes', value: readBytes(v, path) };
   }
+}
+
+/** Reads a primary key value: only string, int and int64 may type a key, and a key is never null. */
+export function readKeyValue(type: PortableType, v: unknown, path = ''): PortableValue {
+  if (!isKeyType(type)) throw new CodecError('invalid_pk_type', path, `a key must be string, int or int64, not ${type}`);
+  return readPortable({ type, nullable: false }, v, path);
 }

@@ -83,7 +83,7 @@ export async function main(args: string[]): Promise<number> {
     parallel,
     worldParameters: { server: values.server, client: values.client, root },
     messagesFile,
-    progress: process.stdout.isTTY ? 'bar' : 'dots',
+    progress: process.stdout.isTTY ? 'bar' : 'lines',
   });
 
   const report = await writeReports({

@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { loadConfiguration, loadSupport, runCucumber, type ISupportCodeLibrary } from '@cucumber/cucumber/api';
 
 /** World parameters travel to worker processes as JSON. */
@@ -23,8 +24,8 @@ export interface FeatureRun {
   worldParameters: JsonObject;
   /** Where the NDJSON message stream goes. */
   messagesFile: string;
-  /** Progress shown while it runs: a bar on a terminal, dots otherwise, or nothing. */
-  progress: 'bar' | 'dots' | 'none';
+  /** Progress shown while it runs: a bar on a terminal, a line per tenth otherwise, or nothing. */
+  progress: 'bar' | 'lines' | 'none';
 }
 
 // ES modules run once per process, so step definitions can be registered only
@@ -35,7 +36,7 @@ export async function runFeatures(run: FeatureRun): Promise<{ success: boolean }
   mkdirSync(dirname(run.messagesFile), { recursive: true });
   const formats = [`message:${run.messagesFile}`];
   if (run.progress === 'bar') formats.push('progress-bar');
-  if (run.progress === 'dots') formats.push('progress');
+  if (run.progress === 'lines') formats.push(fileURLToPath(new URL('./progress-lines.ts', import.meta.url)));
   const { runConfiguration } = await loadConfiguration(
     {
       file: false,
