@@ -13,6 +13,7 @@
  * inside a four-backtick block stays code.
  */
 import { createHash } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.ts';
 import { Slugger } from './slug.ts';
@@ -171,13 +172,26 @@ export function parseCatalog(text: string, file: string): Catalog {
   return { file, sha256: sha256Hex(text), headings, sections, invariants };
 }
 
-/** Reads and parses a catalog file; an unreadable file is an InputError. */
+/** Reads and parses a catalog file; an unreadable or non-UTF-8 file is an InputError. */
 export function readCatalog(file: string): Catalog {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     throw new InputError(file, undefined, `cannot read the catalog (${(error as Error).message})`, 'pass the path of an invariant catalog markdown file');
   }
-  return parseCatalog(text, file);
+  if (!isUtf8(bytes)) {
+    throw new InputError(file, firstNonUtf8Line(bytes), 'the catalog is not valid UTF-8', 'save the file as UTF-8');
+  }
+  return { ...parseCatalog(bytes.toString('utf8'), file), sha256: sha256Hex(bytes) };
+}
+
+function firstNonUtf8Line(bytes: Buffer): number {
+  let start = 0;
+  for (let line = 1; ; line += 1) {
+    const end = bytes.indexOf(0x0a, start);
+    if (!isUtf8(bytes.subarray(start, end === -1 ? bytes.length : end))) return line;
+    if (end === -1) return line;
+    start = end + 1;
+  }
 }

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseCatalog, readCatalog } from '../../harness/catalog/parse.ts';
 import { baseSlug, Slugger } from '../../harness/catalog/slug.ts';
@@ -77,6 +80,17 @@ test('a tilde line does not close a backtick fence', () => {
 test('ATX details: closing hashes, indentation, and non-headings', () => {
   const text = '## S\n   ### Indented Three ###\n    ### Indented Four\n###NoSpace\n### Trailing # kept\n';
   assert.deepEqual(parseCatalog(text, 'f.md').invariants.map((i) => i.title), ['Indented Three', 'Trailing # kept']);
+});
+
+test('a catalog that is not UTF-8 is an input error naming the line', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'synchro-catalog-')), 'latin1.md');
+  writeFileSync(file, Buffer.concat([Buffer.from('## S\n### Fine\n'), Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x0a])]));
+  assert.throws(() => readCatalog(file), (error: unknown) => error instanceof InputError && error.line === 3 && /not valid UTF-8/.test(error.message));
+});
+
+test('the catalog hash is the SHA-256 of the file bytes', () => {
+  const file = fixture('small-catalog.md');
+  assert.equal(readCatalog(file).sha256, createHash('sha256').update(readFileSync(file)).digest('hex'));
 });
 
 test('unclosed front matter and unreadable files are input errors naming the file', () => {
