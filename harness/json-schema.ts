@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { explainSchemaError } from './wire/validate.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped once under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -24,7 +25,8 @@ export type SchemaCheck = (value: unknown) => SchemaProblem[];
 /** Loads `schemas/<name>` and returns a function listing every problem of a value. */
 export function compileProjectSchema(name: string): SchemaCheck {
   const schema = JSON.parse(readFileSync(`${SCHEMA_DIR}${name}`, 'utf8')) as object;
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  // allowUnionTypes: report fields such as a reason are "string or null".
+  const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
   addFormats(ajv);
   const validate = ajv.compile(schema);
   return (value) => (validate(value) ? [] : describeErrors(validate.errors ?? []));
@@ -37,27 +39,11 @@ export function describeErrors(errors: ErrorObject[]): SchemaProblem[] {
   for (const error of errors) {
     // The oneOf summary repeats what its branches said; keep the branches.
     if (error.keyword === 'oneOf' || error.keyword === 'if') continue;
-    const message = explain(error);
+    const message = explainSchemaError(error);
     const key = `${error.instancePath} ${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
     problems.push({ pointer: error.instancePath, message });
   }
   return problems;
-}
-
-function explain(error: ErrorObject): string {
-  const params = error.params as Record<string, unknown>;
-  switch (error.keyword) {
-    case 'additionalProperties':
-      return `unknown member "${String(params.additionalProperty)}"`;
-    case 'required':
-      return `missing required member "${String(params.missingProperty)}"`;
-    case 'enum':
-      return `must be one of ${JSON.stringify(params.allowedValues)}`;
-    case 'const':
-      return `must be ${JSON.stringify(params.allowedValue)}`;
-    default:
-      return error.message ?? error.keyword;
-  }
 }

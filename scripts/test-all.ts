@@ -88,13 +88,23 @@ function sensitivity(): void {
   lines.push(`sensitivity run: ${result.total.detected} of ${result.total.total} requirements with fault recipes detected, ${result.unproven.length} passed without a recipe`);
 }
 
+// The real catalog sits beside the checkout (../shared); without it only the
+// self-contained stages can run, and the rest are reported as skipped.
+const catalog = join(root, '../shared/seeds/invariants-catalog.md');
+const haveCatalog = existsSync(catalog);
+
 single('lint', 'node_modules/.bin/biome', ['lint']);
 single('typecheck', 'node_modules/.bin/tsc', ['--noEmit', '-p', '.']);
-single('catalog mapping', node, ['harness/cli.ts', 'catalog', 'check']);
+if (haveCatalog) single('catalog mapping', node, ['harness/cli.ts', 'catalog', 'check']);
 single('vector packs', node, ['harness/cli.ts', 'vectors', 'run']);
 unitTests();
-conformance();
-sensitivity();
+if (haveCatalog) {
+  conformance();
+  sensitivity();
+} else {
+  totals.skipped += 3;
+  lines.push(`catalog mapping, conformance suite, sensitivity run: SKIPPED (no catalog at ${catalog})`);
+}
 
 banner('summary');
 for (const line of lines) console.log(line);

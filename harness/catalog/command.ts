@@ -3,7 +3,7 @@
  * `synchro-conformance catalog diff <old> <new> [--records invariants.yaml] [--json]`
  */
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { checkMapping, formatFinding } from './check.ts';
 import { diffCatalogs, formatDiff } from './diff.ts';
@@ -28,11 +28,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 function parse(args: string[]) {
-  try {
-    return parseArgs({ args, options: OPTIONS, allowPositionals: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
-  }
+  return parseCommandLine({ args, options: OPTIONS, allowPositionals: true }, USAGE);
 }
 
 function check(args: string[]): number {

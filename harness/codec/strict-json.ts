@@ -1,5 +1,6 @@
 /**
- * The strict JSON (RFC 8259) reader: the only JSON parser of the harness.
+ * The strict JSON (RFC 8259) reader that protocol bodies, json values and
+ * vector packs all go through.
  *
  * `JSON.parse` is not enough for canonical checks: it forgets how a number was
  * written (`42.0` and `42` become the same value), keeps the last of two

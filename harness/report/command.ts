@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../cli-args.ts';
 import { loadRecords } from '../catalog/records.ts';
 import { EXIT_OK, InputError, UsageError } from '../errors.ts';
 import type { AdapterInfo, SensitivityResult } from './conformance-json.ts';
@@ -51,12 +51,7 @@ function readSensitivity(file: string): SensitivityResult {
 }
 
 export async function main(args: string[]): Promise<number> {
-  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: false }>>['values'];
-  try {
-    values = parseArgs({ args, options: OPTIONS, allowPositionals: false }).values;
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
-  }
+  const { values } = parseCommandLine({ args, options: OPTIONS, allowPositionals: false }, USAGE);
   if (values.help) {
     console.log(USAGE);
     return EXIT_OK;

@@ -5,11 +5,8 @@
  * report on disk always has the shape the gate and the HTML page expect.
  */
 import { readFileSync } from 'node:fs';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import type { Profile } from '../catalog/types.ts';
-import { describeErrors } from '../json-schema.ts';
+import { compileProjectSchema, type SchemaCheck } from '../json-schema.ts';
 import type { Classification, RequirementOutcome, RunProblem, ScenarioOutcome, Status } from './classify.ts';
 import type { MessageIndex } from './messages.ts';
 import { toMillis } from './messages.ts';
@@ -163,25 +160,13 @@ export function harnessInfo(): { name: string; version: string } {
   return cachedHarness;
 }
 
-export const REPORT_SCHEMA_URL = new URL('../../schemas/conformance-report.schema.json', import.meta.url);
 
-let reportValidator: ValidateFunction | undefined;
-
-function validator(): ValidateFunction {
-  if (reportValidator === undefined) {
-    const schema = JSON.parse(readFileSync(REPORT_SCHEMA_URL, 'utf8')) as object;
-    const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
-    addFormats.default(ajv);
-    reportValidator = ajv.compile(schema);
-  }
-  return reportValidator;
-}
+let reportValidator: SchemaCheck | undefined;
 
 /** Checks a value against the report schema; returns readable problems, empty when valid. */
 export function validateReport(value: unknown): string[] {
-  const validate = validator();
-  if (validate(value)) return [];
-  return describeErrors(validate.errors ?? []).map((p) => `${p.pointer === '' ? '(top level)' : p.pointer}: ${p.message}`);
+  reportValidator ??= compileProjectSchema('conformance-report.schema.json');
+  return reportValidator(value).map((p) => `${p.pointer === '' ? '(top level)' : p.pointer}: ${p.message}`);
 }
 
 /** Validates, then serialises with a trailing newline; a report that breaks its schema is never written. */

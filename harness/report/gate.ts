@@ -5,7 +5,7 @@
  * release is gated on what was shown to hold, not on what was not disproved.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from '../cli-args.ts';
 import type { Profile } from '../catalog/types.ts';
 import { EXIT_FINDINGS, EXIT_OK, InputError, UsageError } from '../errors.ts';
 import type { ConformanceReport, ReportRequirement } from './conformance-json.ts';
@@ -113,12 +113,7 @@ function parseIds(value: string | undefined): string[] | undefined {
 }
 
 export async function main(args: string[]): Promise<number> {
-  let values: { profile?: string | undefined; report: string; ids?: string | undefined; section?: string | undefined; help: boolean };
-  try {
-    values = parseArgs({ args, options: OPTIONS, allowPositionals: false }).values;
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
-  }
+  const { values } = parseCommandLine({ args, options: OPTIONS, allowPositionals: false }, USAGE);
   if (values.help) {
     console.log(USAGE);
     return EXIT_OK;

@@ -1,16 +1,12 @@
 /**
  * Public surface of the wire layer: message kinds and their generated types,
- * schema validation, cross-field rules, the strict JSON reader and push size
- * measurement.
+ * schema validation, cross-field rules and push size measurement. Encodings
+ * (the strict body reader, RFC 8785, manifest hash, portable values, the
+ * normalized mutation) come from harness/codec, which this layer builds on.
  */
 export type * from './generated.ts';
-export { type JsonReadFailure, type JsonReadOk, type JsonReadResult, readJson } from './json-reader.ts';
-export { manifestHash } from './manifest-hash.ts';
-export { keyValueProblem, portableValueProblem } from './portable-values.ts';
 export {
   MUTATION_COLUMNS_MAX,
-  MUTATION_NORMALIZED_MAX_OCTETS,
-  normalizedMutation,
   PUSH_BODY_MAX_OCTETS,
   PUSH_CANONICAL_MAX_OCTETS,
   PUSH_MUTATIONS_MAX,

@@ -6,7 +6,7 @@
  * (previous state, the request, HTTP status, a digest function) is listed in
  * `skipped` instead of passing silently.
  */
-import { readJson } from './json-reader.ts';
+import { readJsonBody } from '../codec/index.ts';
 import * as connect from './rules/connect.ts';
 import type { RuleContext, Violation } from './rules/context.ts';
 import * as errors from './rules/errors.ts';
@@ -107,7 +107,7 @@ export const RULES: readonly WireRule[] = [
 
 /**
  * Where each numbered rule of wire-protocol.md section 6 is enforced:
- * `reader` (json-reader), `schema` (schemas/), `rule` (RULES above), or
+ * `reader` (the codec's readJsonBody), `schema` (schemas/), `rule` (RULES above), or
  * `behaviour` (client or server conduct over time, checked by features, not by
  * looking at one message).
  */
@@ -150,10 +150,10 @@ export function checkMessage(kind: WireKind, value: unknown, ctx: RuleContext = 
 
 /** Reads message bytes (duplicate names, UTF-8, one JSON value) and then checks the value. */
 export function checkBytes(kind: WireKind, bytes: Uint8Array, ctx: RuleContext = {}): CheckResult {
-  const read = readJson(bytes);
+  const read = readJsonBody(bytes);
   if (!read.ok) {
-    const id = read.problem === 'duplicate-member' ? 'G1' : 'JSON';
-    return { ok: false, schemaErrors: [], violations: [{ rule: id, pointer: read.pointer ?? '', message: `${read.message} at octet ${read.offset}` }], skipped: [] };
+    const id = read.code === 'json_duplicate_member' ? 'G1' : 'JSON';
+    return { ok: false, schemaErrors: [], violations: [{ rule: id, pointer: read.pointer, message: `${read.message} at octet ${read.offset}` }], skipped: [] };
   }
   return checkMessage(kind, read.value, { ...ctx, read, bytes });
 }

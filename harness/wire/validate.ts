@@ -66,7 +66,7 @@ function toSchemaErrors(errors: ErrorObject[]): SchemaError[] {
   const out: SchemaError[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    const message = explain(error);
+    const message = explainSchemaError(error);
     const key = `${error.instancePath}\u0000${error.keyword}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -75,7 +75,8 @@ function toSchemaErrors(errors: ErrorObject[]): SchemaError[] {
   return out;
 }
 
-function explain(error: ErrorObject): string {
+/** A readable sentence for one ajv error; shared by every schema check in the project. */
+export function explainSchemaError(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties':

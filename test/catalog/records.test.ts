@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRecords } from '../../harness/catalog/records.ts';
+import { loadRecords, parseRecords } from '../../harness/catalog/records.ts';
 import { InputError } from '../../harness/errors.ts';
 import { RECORDS, recordsYaml } from './project-fixture.ts';
 
@@ -33,4 +33,15 @@ test('schema violations name the offending value line', () => {
 
 test('an empty file is refused', () => {
   fails('', 1, /the document/);
+});
+
+test("the project's own invariants.yaml satisfies its schema, with unique ids and profiles that follow applies_to", () => {
+  const file = new URL('../../invariants.yaml', import.meta.url).pathname;
+  const { records } = loadRecords(file);
+  assert.ok(records.length > 0);
+  assert.equal(new Set(records.map((r) => r.record.id)).size, records.length);
+  for (const { record } of records) {
+    assert.deepEqual([...record.profiles].sort(), [...record.applies_to, 'full'].sort(), `${record.id} profiles`);
+    assert.equal(record.references.filter((r) => r.type === 'normative').length, 1, `${record.id} normative references`);
+  }
 });

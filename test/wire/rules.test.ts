@@ -72,6 +72,16 @@ ruleTest('G5', 'pull-response', oneChange, [edit(oneChange, '/changes/0/row_chec
   rowDigest: ({ row }) => (row.fld_tasks_id === 't-3' ? 'c'.repeat(64) : '0'.repeat(64)),
 });
 
+test("G4 holds json values to the protocol's rules, not to upstream's nesting bound", () => {
+  const withJson = edit(manifest, '/tables/1/fields/7', { field_id: 'fld_tasks_meta', name: 'meta', type: 'json', nullable: true, writable: true });
+  const ctx: RuleContext = { manifests: [withJson] as unknown as RuleContext['manifests'], request: pullRequest };
+  const g4 = (meta: Json) =>
+    checkMessage('pull-response', edit(oneChange, '/changes/0/row/fld_tasks_meta', meta), ctx).violations.filter((v) => v.rule === 'G4').map((v) => v.pointer);
+  assert.deepEqual(g4(`${'['.repeat(200)}${']'.repeat(200)}`), []);
+  assert.deepEqual(g4('{"a":1.0}'), ['/changes/0/row/fld_tasks_meta']);
+  assert.deepEqual(g4('"\ud800"'), ['/changes/0/row/fld_tasks_meta']);
+});
+
 const fresh = example('connect-request-fresh');
 ruleTest('C2', 'connect-request', fresh, [
   edit(fresh, '/client_generation', 2),
@@ -119,7 +129,8 @@ const manifestBreaks: Record<string, Json[]> = {
   M6: [edit(manifest, '/tables/1/lifecycle/created_at_field_id', 'fld_tasks_title'), edit(manifest, '/tables/1/lifecycle/updated_at_field_id', 'fld_tasks_gone')],
   M7: [edit(manifest, '/tables/1/fields/2/scale', undefined), edit(manifest, '/tables/1/fields/2/scale', 9), edit(manifest, '/tables/1/fields/4/precision', 3)],
   M8: [edit(manifest, '/tables/1/indexes/0/field_ids/1', 'fld_tasks_gone'), edit(manifest, '/tables/1/indexes/1', { index_id: 'idx_tasks_done', name: 'x', field_ids: ['fld_tasks_id'], unique: true })],
-  M9: [edit(manifest, '/schema_hash', 'f'.repeat(64))],
+  // A repeated field ID leaves the body without a canonical order, so no claimed hash can match it.
+  M9: [edit(manifest, '/schema_hash', 'f'.repeat(64)), edit(manifest, '/tables/1/fields/1/field_id', 'fld_tasks_deleted_at')],
 };
 for (const [id, bad] of Object.entries(manifestBreaks)) ruleTest(id, 'schema-manifest', manifest, bad);
 

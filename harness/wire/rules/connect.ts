@@ -3,10 +3,10 @@
  * request; schema action members, assignment delta, cursor updates and the
  * scope set version step (CR1, CR2, CR4-CR8) on the response.
  */
+import { pointer as childPointer } from '../../codec/index.ts';
 import type { ConnectRequest, ConnectResponse, ScopeAssignmentDelta } from '../generated.ts';
-import { childPointer } from '../json-reader.ts';
 import { validate } from '../validate.ts';
-import { compareUtf8, duplicates, type RuleContext, type Violation, violation } from './context.ts';
+import { duplicates, notStrictlyIncreasing, type RuleContext, type Violation, violation } from './context.ts';
 
 function isSentinel(request: ConnectRequest): boolean {
   return request.schema.version === 0;
@@ -49,12 +49,7 @@ export function affectedScopesExactlyForRebuildLocal(response: ConnectResponse):
   if (needed !== (scopes !== undefined)) {
     return [violation('CR2', '/affected_scopes', needed ? 'rebuild_local requires affected_scopes' : `action ${response.schema.action} forbids affected_scopes`)];
   }
-  const out: Violation[] = [];
-  scopes?.forEach((scope, i) => {
-    const previous = scopes[i - 1];
-    if (previous !== undefined && compareUtf8(previous, scope) >= 0) out.push(violation('CR2', `/affected_scopes/${i}`, 'affected_scopes must be strictly increasing by octets'));
-  });
-  return out;
+  return notStrictlyIncreasing(scopes ?? []).map((i) => violation('CR2', `/affected_scopes/${i}`, 'affected_scopes must be strictly increasing by octets'));
 }
 
 /** CR4: an inline manifest is the one the descriptor names. */

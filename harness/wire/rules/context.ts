@@ -2,8 +2,8 @@
  * Shared vocabulary of the cross-field rules: what a violation looks like and
  * what a caller may tell a rule about the exchange around one message.
  */
+import { type JsonReadOk, utf8Order } from '../../codec/index.ts';
 import type { PrimaryKey, Row, SchemaManifest, SchemaRef } from '../generated.ts';
-import type { JsonReadOk } from '../json-reader.ts';
 
 export interface Violation {
   /** Rule id, e.g. `LR3` (numbering of wire-protocol.md section 6) or a named extra rule. */
@@ -60,17 +60,21 @@ export function violation(rule: string, pointer: string, message: string): Viola
   return { rule, pointer, message };
 }
 
-/** Unsigned comparison of UTF-8 octets, the order the protocol sorts IDs by. */
-export function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
 export function sameRef(a: SchemaRef, b: SchemaRef): boolean {
   return a.version === b.version && a.hash === b.hash;
 }
 
 export function findManifest(ctx: RuleContext, ref: SchemaRef): SchemaManifest | undefined {
   return ctx.manifests?.find((m) => m.schema_version === ref.version && m.schema_hash === ref.hash);
+}
+
+/** Indexes of entries not strictly after their predecessor in unsigned UTF-8 octet order (the order IDs and names are listed in). */
+export function notStrictlyIncreasing(values: readonly string[]): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < values.length; i++) {
+    if (utf8Order(values[i - 1] ?? '', values[i] ?? '') >= 0) out.push(i);
+  }
+  return out;
 }
 
 /** Pointers of duplicate entries in a list (every occurrence after the first). */

@@ -3,9 +3,9 @@
  * and lifecycle fields, decimal parameters, indexes, and the schema hash.
  * Each takes the manifest and the pointer where it sits in its message.
  */
-import type { SchemaManifest, TableSchema } from '../generated.ts';
-import { manifestHash } from '../manifest-hash.ts';
-import { compareUtf8, duplicates, type Violation, violation } from './context.ts';
+import { CodecError, type ColumnSpec, checkColumnSpec, isKeyType, schemaManifestHash, utf8Order } from '../../codec/index.ts';
+import type { ColumnSchema, SchemaManifest, TableSchema } from '../generated.ts';
+import { duplicates, type Violation, violation } from './context.ts';
 
 export type ManifestRule = (manifest: SchemaManifest, at: string) => Violation[];
 
@@ -49,12 +49,10 @@ export const idsUniqueAndSorted: ManifestRule = (m, at) => {
 function unsorted(ids: string[], pointer: string, key: string): Violation[] {
   const out: Violation[] = [];
   for (let i = 1; i < ids.length; i++) {
-    if (compareUtf8(ids[i - 1] ?? '', ids[i] ?? '') > 0) out.push(violation('M4', `${pointer}/${i}/${key}`, `entries must be sorted by ${key} octets`));
+    if (utf8Order(ids[i - 1] ?? '', ids[i] ?? '') > 0) out.push(violation('M4', `${pointer}/${i}/${key}`, `entries must be sorted by ${key} octets`));
   }
   return out;
 }
-
-const KEY_TYPES = new Set(['string', 'int', 'int64']);
 
 /** M5: the key field exists, is non-nullable, non-writable, and of a key type. */
 export const primaryKeyFieldValid: ManifestRule = (m, at) =>
@@ -62,7 +60,7 @@ export const primaryKeyFieldValid: ManifestRule = (m, at) =>
     const pointer = `${at}/tables/${ti}/primary_key_field_id`;
     const field = t.fields.find((f) => f.field_id === t.primary_key_field_id);
     if (field === undefined) return [violation('M5', pointer, 'primary key names no field of the table')];
-    if (field.nullable || field.writable || !KEY_TYPES.has(field.type))
+    if (field.nullable || field.writable || !isKeyType(field.type))
       return [violation('M5', pointer, 'key field must be non-nullable, non-writable, of type string, int or int64')];
     return [];
   });
@@ -80,17 +78,28 @@ export const lifecycleFieldsValid: ManifestRule = (m, at) =>
     }),
   );
 
-/** M7: precision and scale appear exactly on decimal fields, with scale at most precision. */
+/** The codec's view of a field declaration. */
+function columnSpec(f: ColumnSchema): ColumnSpec {
+  const spec: ColumnSpec = { type: f.type, nullable: f.nullable };
+  if (f.precision !== undefined) spec.precision = f.precision;
+  if (f.scale !== undefined) spec.scale = f.scale;
+  return spec;
+}
+
+/** M7: precision and scale appear exactly on decimal fields, with scale at most precision (the codec's column rule). */
 export const decimalParametersValid: ManifestRule = (m, at) =>
   m.tables.flatMap((t, ti) =>
     t.fields.flatMap((f, fi) => {
       const pointer = `${at}/tables/${ti}/fields/${fi}`;
-      const hasBoth = f.precision !== undefined && f.scale !== undefined;
-      const hasAny = f.precision !== undefined || f.scale !== undefined;
-      if (f.type === 'decimal' && !hasBoth) return [violation('M7', pointer, 'decimal field needs precision and scale')];
-      if (f.type !== 'decimal' && hasAny) return [violation('M7', pointer, 'only decimal fields carry precision or scale')];
-      if (hasBoth && (f.scale ?? 0) > (f.precision ?? 0)) return [violation('M7', `${pointer}/scale`, 'scale must not exceed precision')];
-      return [];
+      // The codec also accepts a decimal without parameters as a lone value's spec; a manifest field must declare both.
+      if (f.type === 'decimal' && (f.precision === undefined || f.scale === undefined)) return [violation('M7', pointer, 'decimal field needs precision and scale')];
+      try {
+        checkColumnSpec(columnSpec(f), pointer);
+        return [];
+      } catch (e) {
+        if (e instanceof CodecError) return [violation('M7', pointer, e.message)];
+        throw e;
+      }
     }),
   );
 
@@ -110,9 +119,18 @@ export const indexesValid: ManifestRule = (m, at) =>
     return out;
   });
 
-/** M9: schema_hash is the domain-separated SHA-256 of the canonical body. */
-export const schemaHashMatchesBody: ManifestRule = (m, at) =>
-  manifestHash(m) === m.schema_hash ? [] : [violation('M9', `${at}/schema_hash`, 'schema_hash does not match the manifest body')];
+/** M9: schema_hash is the domain-separated SHA-256 of the canonical body (computed by the codec). */
+export const schemaHashMatchesBody: ManifestRule = (m, at) => {
+  let recomputed: string;
+  try {
+    recomputed = schemaManifestHash(m).hash;
+  } catch (e) {
+    // A body whose IDs repeat has no canonical order, so no hash can match it.
+    if (e instanceof CodecError) return [violation('M9', `${at}/schema_hash`, `schema_hash cannot be recomputed: ${e.message}`)];
+    throw e;
+  }
+  return recomputed === m.schema_hash ? [] : [violation('M9', `${at}/schema_hash`, 'schema_hash does not match the manifest body')];
+};
 
 export const MANIFEST_RULES: ReadonlyArray<{ id: string; check: ManifestRule }> = [
   { id: 'M1', check: initialManifestHasNoParent },

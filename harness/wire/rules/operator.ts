@@ -3,7 +3,7 @@
  * hash; GET /sync/tables lists tables sorted by name.
  */
 import type { SchemaResponse, TablesResponse } from '../generated.ts';
-import { compareUtf8, type Violation, violation } from './context.ts';
+import { notStrictlyIncreasing, type Violation, violation } from './context.ts';
 
 /** SCHEMA1: the top-level version and hash are the manifest's own. */
 export function schemaEnvelopeMatchesManifest(response: SchemaResponse): Violation[] {
@@ -15,12 +15,7 @@ export function schemaEnvelopeMatchesManifest(response: SchemaResponse): Violati
 
 /** TABLES1: table metadata is sorted by table_name, each name once. */
 export function tablesSortedByName(response: TablesResponse): Violation[] {
-  const out: Violation[] = [];
-  response.tables.forEach((t, i) => {
-    const previous = response.tables[i - 1];
-    if (previous !== undefined && compareUtf8(previous.table_name, t.table_name) >= 0) {
-      out.push(violation('TABLES1', `/tables/${i}/table_name`, 'tables must be strictly sorted by table_name'));
-    }
-  });
-  return out;
+  return notStrictlyIncreasing(response.tables.map((t) => t.table_name)).map((i) =>
+    violation('TABLES1', `/tables/${i}/table_name`, 'tables must be strictly sorted by table_name'),
+  );
 }

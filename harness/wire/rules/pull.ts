@@ -3,8 +3,8 @@
  * terminal checksum map, assignment delta, rebuild list, cursors, change
  * scopes, tombstones and scope set version transition (LR1-LR10).
  */
+import { pointer as childPointer } from '../../codec/index.ts';
 import type { PullRequest, PullResponse } from '../generated.ts';
-import { childPointer } from '../json-reader.ts';
 import { validate } from '../validate.ts';
 import { duplicates, findManifest, type RuleContext, type Violation, violation } from './context.ts';
 import { scopeDeltaProblems, scopeSetVersionStep } from './connect.ts';

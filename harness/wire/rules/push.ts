@@ -4,16 +4,11 @@
  * request, atomic all-or-nothing shape, outcome schema binding and exact replay
  * on the response (PR1, PR2, PR6-PR10).
  */
-import canonicalize from 'canonicalize';
+import { canonicalJson, compareBytes, MAX_NORMALIZED_MUTATION_OCTETS } from '../../codec/index.ts';
 import type { PushRequest, PushResponse } from '../generated.ts';
-import {
-  MUTATION_NORMALIZED_MAX_OCTETS,
-  PUSH_BODY_MAX_OCTETS,
-  PUSH_CANONICAL_MAX_OCTETS,
-  pushSizes,
-} from '../push-limits.ts';
+import { PUSH_BODY_MAX_OCTETS, PUSH_CANONICAL_MAX_OCTETS, pushSizes } from '../push-limits.ts';
 import { validate } from '../validate.ts';
-import { compareUtf8, duplicates, type RuleContext, sameRef, type Violation, violation } from './context.ts';
+import { duplicates, notStrictlyIncreasing, type RuleContext, sameRef, type Violation, violation } from './context.ts';
 
 /** P1: no mutation ID appears twice in one request. */
 export function mutationIdsUnique(request: PushRequest): Violation[] {
@@ -25,7 +20,7 @@ export function mutationIdsUnique(request: PushRequest): Violation[] {
 /** P6: an atomic request touches each (table, canonical pk) at most once. */
 export function atomicKeysUnique(request: PushRequest): Violation[] {
   if (request.atomic !== true) return [];
-  const keys = request.mutations.map((m) => JSON.stringify([m.table, canonicalize(m.pk)]));
+  const keys = request.mutations.map((m) => canonicalJson([m.table, m.pk]));
   return duplicates(keys).map((i) => violation('P6', `/mutations/${i}/pk`, 'atomic request repeats a (table, pk) pair'));
 }
 
@@ -40,8 +35,8 @@ export function pushWithinOctetLimits(request: PushRequest, ctx: RuleContext): V
     out.push(violation('P7', '', `canonical request is ${sizes.canonicalRequestOctets} octets; the limit is ${PUSH_CANONICAL_MAX_OCTETS}`));
   }
   for (const m of sizes.mutations) {
-    if (m.normalizedOctets > MUTATION_NORMALIZED_MAX_OCTETS) {
-      out.push(violation('P7', `/mutations/${m.index}`, `normalised mutation is ${m.normalizedOctets} octets; the limit is ${MUTATION_NORMALIZED_MAX_OCTETS}`));
+    if (m.normalizedOctets > MAX_NORMALIZED_MUTATION_OCTETS) {
+      out.push(violation('P7', `/mutations/${m.index}`, `normalised mutation is ${m.normalizedOctets} octets; the limit is ${MAX_NORMALIZED_MUTATION_OCTETS}`));
     }
   }
   return out;
@@ -50,7 +45,7 @@ export function pushWithinOctetLimits(request: PushRequest, ctx: RuleContext): V
 /** P8: a resent sealed batch carries the same identity, order and content (member order and spacing aside). */
 export function sealedRetryUnchanged(request: PushRequest, ctx: RuleContext): Violation[] | undefined {
   if (ctx.previousRequest === undefined) return undefined;
-  return canonicalize(ctx.previousRequest) === canonicalize(request)
+  return canonicalJson(ctx.previousRequest) === canonicalJson(request)
     ? []
     : [violation('P8', '', 'retry of a sealed batch differs from its first send')];
 }
@@ -91,7 +86,7 @@ export function outcomePartitionMatchesRequest(response: PushResponse, ctx: Rule
       const mutation = request.mutations[index];
       if (mutation === undefined) return;
       if (o.table !== mutation.table) out.push(violation('PR2', `${at}/table`, 'table does not echo the request'));
-      if (canonicalize(o.pk) !== canonicalize(mutation.pk)) out.push(violation('PR2', `${at}/pk`, 'pk does not echo the request'));
+      if (canonicalJson(o.pk) !== canonicalJson(mutation.pk)) out.push(violation('PR2', `${at}/pk`, 'pk does not echo the request'));
     });
   }
   request.mutations.forEach((m, i) => {
@@ -102,17 +97,13 @@ export function outcomePartitionMatchesRequest(response: PushResponse, ctx: Rule
 
 /** PR6: incompatible field IDs are strictly increasing by octets. */
 export function incompatibleFieldIdsSorted(response: PushResponse): Violation[] {
-  const out: Violation[] = [];
-  response.rejected.forEach((o, i) => {
-    if (o.code !== 'schema_incompatible') return;
-    o.incompatible_field_ids.forEach((id, k) => {
-      const previous = o.incompatible_field_ids[k - 1];
-      if (previous !== undefined && compareUtf8(previous, id) >= 0) {
-        out.push(violation('PR6', `/rejected/${i}/incompatible_field_ids/${k}`, 'incompatible_field_ids must be strictly increasing by octets'));
-      }
-    });
-  });
-  return out;
+  return response.rejected.flatMap((o, i) =>
+    o.code !== 'schema_incompatible'
+      ? []
+      : notStrictlyIncreasing(o.incompatible_field_ids).map((k) =>
+          violation('PR6', `/rejected/${i}/incompatible_field_ids/${k}`, 'incompatible_field_ids must be strictly increasing by octets'),
+        ),
+  );
 }
 
 /** PR7: an atomic response is all applied, or nothing accepted with exactly one real failure and the rest atomic_batch_rejected under the request schema. */
@@ -161,6 +152,6 @@ export function replayIdentical(rule: string, ctx: RuleContext): Violation[] | u
   if (ctx.replayOf === undefined || ctx.bytes === undefined || ctx.status === undefined) return undefined;
   const out: Violation[] = [];
   if (ctx.status !== ctx.replayOf.status) out.push(violation(rule, '', `replay status ${ctx.status} differs from the original ${ctx.replayOf.status}`));
-  if (Buffer.compare(Buffer.from(ctx.bytes), Buffer.from(ctx.replayOf.bytes)) !== 0) out.push(violation(rule, '', 'replay bytes differ from the original'));
+  if (compareBytes(ctx.bytes, ctx.replayOf.bytes) !== 0) out.push(violation(rule, '', 'replay bytes differ from the original'));
   return out;
 }

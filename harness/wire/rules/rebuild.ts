@@ -2,7 +2,7 @@
  * Rebuild rules: continuation requests repeat the attempt (B1, B2); pages
  * answer the requested scope and are either intermediate or final (BR1-BR3).
  */
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../../codec/index.ts';
 import type { RebuildRequest, RebuildResponse } from '../generated.ts';
 import { validate } from '../validate.ts';
 import { type RuleContext, type Violation, violation } from './context.ts';
@@ -28,7 +28,7 @@ export function continuationRepeatsAttempt(request: RebuildRequest, ctx: RuleCon
   if (!earlier.ok || !page.ok) return undefined;
   const out: Violation[] = [];
   for (const member of REPEATED) {
-    if (canonicalize(request[member]) !== canonicalize(earlier.value[member])) out.push(violation('B2', `/${member}`, 'differs from the first request of the attempt'));
+    if (canonicalJson(request[member]) !== canonicalJson(earlier.value[member])) out.push(violation('B2', `/${member}`, 'differs from the first request of the attempt'));
   }
   if (request.cursor !== page.value.cursor) out.push(violation('B2', '/cursor', 'is not the continuation the previous page returned'));
   return out;

@@ -1,9 +1,37 @@
+/**
+ * Wire values of every portable type checked against a manifest-style field
+ * declaration, as the wire rules G3 and G4 check them: plain JSON values (as a
+ * schema validator sees them), each refused unless in its one canonical form.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PortableType } from '../../harness/wire/generated.ts';
-import { keyValueProblem, portableValueProblem } from '../../harness/wire/portable-values.ts';
+import {
+  CodecError,
+  type ColumnSpec,
+  IMPL_JSON_LIMITS,
+  type PortableType,
+  PROTOCOL_JSON_LIMITS,
+  readKeyValue,
+  readPortable,
+} from '../../harness/codec/index.ts';
 
-const field = (type: PortableType, extra: { precision?: number; scale?: number } = {}) => ({ type, nullable: false, ...extra });
+/** A non-nullable field; decimal parameters belong to decimal fields only. */
+const field = (type: PortableType, extra: { precision?: number; scale?: number } = {}): ColumnSpec => ({
+  type,
+  nullable: false,
+  ...(type === 'decimal' ? extra : {}),
+});
+const problem = (read: () => unknown): string | undefined => {
+  try {
+    read();
+    return undefined;
+  } catch (e) {
+    if (e instanceof CodecError) return e.code;
+    throw e;
+  }
+};
+const portableValueProblem = (spec: ColumnSpec, value: unknown) => problem(() => readPortable(spec, value));
+const keyValueProblem = (type: PortableType, value: unknown) => problem(() => readKeyValue(type, value));
 
 const VALID: Array<[PortableType, unknown]> = [
   ['string', 'caf\u0065\u0301'], ['int', -2147483648], ['int', 2147483647], ['int64', '-9223372036854775808'], ['int64', '0'],
@@ -42,4 +70,14 @@ test('keys are string, int or int64 and never null', () => {
   assert.notEqual(keyValueProblem('int64', 42), undefined);
   assert.notEqual(keyValueProblem('string', null), undefined);
   assert.notEqual(keyValueProblem('decimal', '1'), undefined);
+});
+
+test("upstream's nesting bound for json values applies by default and can be lifted to the protocol's", () => {
+  const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
+  assert.equal(problem(() => readPortable({ type: 'json' }, deep, '', IMPL_JSON_LIMITS)), 'json_too_deep');
+  assert.equal(problem(() => readPortable({ type: 'json' }, deep)), 'json_too_deep');
+  assert.equal(problem(() => readPortable({ type: 'json' }, deep, '', PROTOCOL_JSON_LIMITS)), undefined);
+  // Lifting the bounds keeps every I-JSON and canonical-form rule.
+  assert.equal(problem(() => readPortable({ type: 'json' }, '[1.0]', '', PROTOCOL_JSON_LIMITS)), 'json_noncanonical');
+  assert.equal(problem(() => readPortable({ type: 'json' }, '"\ufdd0"', '', PROTOCOL_JSON_LIMITS)), 'invalid_json');
 });
