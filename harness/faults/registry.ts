@@ -1,24 +1,117 @@
 /**
  * The named faults a sensitivity run can apply.
  *
- * A fault is either a wire fault the proxy injects (`wire:<name>`) or a fault
- * switch in the reference implementation (`server:<name>`, `client:<name>`),
- * each a single marked line there. invariants.yaml lists, per invariant, the
- * faults that violate it; the sensitivity run applies each one and requires
- * the invariant's feature to fail.
+ * A fault is either a wire fault the proxy injects (`wire:<name>`, defined
+ * here by the proxy rules it installs) or a fault switch in the reference
+ * implementation (`server:<name>`, `client:<name>`): a single line there
+ * marked `// fault: server:<name>`, enabled by the environment variable
+ * `SYNCHRO_FAULTS=<name>[,<name>]` of that process. invariants.yaml lists, per
+ * invariant, the faults that violate it; the sensitivity run applies each one
+ * and requires the invariant's feature to fail.
  *
- * The registry is empty until the proxy and the reference implementation
- * provide faults; a record naming a fault that is not registered here is an
- * input error, so a typo cannot turn into a vacuous "detected".
+ * Switches are registered by reading the marked lines in reference/, so the
+ * registry always matches the code. A record naming a fault that is not
+ * registered is an input error, so a typo cannot turn into a vacuous
+ * "detected".
  */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FaultRule } from '../proxy/faults.ts';
+
+export type FaultKind = 'wire' | 'server' | 'client';
+
 export interface FaultDefinition {
   name: string;
-  kind: 'wire' | 'server' | 'client';
+  kind: FaultKind;
   description: string;
+  /** Wire faults: the proxy rules that make the fault. */
+  rules?: FaultRule[];
 }
 
-export const FAULTS: readonly FaultDefinition[] = [];
+const wire = (name: string, description: string, rules: FaultRule[]): FaultDefinition => ({ name: `wire:${name}`, kind: 'wire', description, rules });
+
+/** Faults the proxy injects. */
+export const WIRE_FAULTS: readonly FaultDefinition[] = [
+  wire('drop-push-response', 'the server commits the first push but its response never reaches the client', [{ endpoint: 'push', fault: { kind: 'drop-response' } }]),
+  wire('drop-pull-response', 'the first pull response is lost after the server answered', [{ endpoint: 'pull', fault: { kind: 'drop-response' } }]),
+  wire('push-429', 'the first push is answered 429 retry_later with Retry-After: 1 without reaching the server', [{ endpoint: 'push', fault: { kind: 'status', status: 429, retryAfter: '1' } }]),
+  wire('push-503', 'the first push is answered 503 temporary_unavailable with Retry-After: 1 without reaching the server', [{ endpoint: 'push', fault: { kind: 'status', status: 503, retryAfter: '1' } }]),
+  wire('pull-503', 'the first pull is answered 503 temporary_unavailable with Retry-After: 1 without reaching the server', [{ endpoint: 'pull', fault: { kind: 'status', status: 503, retryAfter: '1' } }]),
+  wire('delay-push', 'every push request is held two seconds before it reaches the server', [{ endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'delay', ms: 2_000 } }]),
+  wire('duplicate-push', 'the first push request is delivered to the server twice', [{ endpoint: 'push', fault: { kind: 'duplicate' } }]),
+  wire('truncate-pull-response', 'the first pull response is cut off halfway through its body', [{ endpoint: 'pull', fault: { kind: 'truncate' } }]),
+  wire('truncate-rebuild-response', 'the first rebuild response is cut off halfway through its body', [{ endpoint: 'rebuild', fault: { kind: 'truncate' } }]),
+  wire('corrupt-pull-response', 'one byte in the middle of the first pull response body is altered', [{ endpoint: 'pull', fault: { kind: 'corrupt-byte' } }]),
+  wire('corrupt-rebuild-response', 'one byte in the middle of the first rebuild response body is altered', [{ endpoint: 'rebuild', fault: { kind: 'corrupt-byte' } }]),
+];
+
+/**
+ * What each known switch breaks, for the report. A switch marked in the code
+ * but missing here is still registered (with its location as description), so
+ * the registry can never fall behind the code.
+ */
+const SWITCH_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  'server:scope-version-double-step': 'a changed assigned scope set advances scope_set_version by two instead of exactly one',
+  'server:ignore-base-version': 'push applies an update or delete whose base_version is stale instead of answering a version_conflict',
+  'server:replay-fresh-time': 'a replayed push answers with a fresh server_time instead of the stored response bytes',
+  'server:no-epoch-advance': 'an accepted push does not advance the accepted-write epoch',
+};
+
+const MARK = /\/\/ fault: ((server|client):[a-z0-9-]+)/g;
+const REFERENCE_DIR = fileURLToPath(new URL('../../reference/', import.meta.url));
+
+export interface MarkedSwitch {
+  name: string;
+  kind: 'server' | 'client';
+  /** `file:line` of each marked line, relative to the project root. */
+  places: string[];
+}
+
+function sourceFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The fault switches marked in reference/, found by reading its sources (never by importing them). */
+export function markedSwitches(referenceDir = REFERENCE_DIR): MarkedSwitch[] {
+  const found = new Map<string, MarkedSwitch>();
+  for (const file of sourceFiles(referenceDir).sort()) {
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, index) => {
+        for (const match of line.matchAll(MARK)) {
+          const name = match[1] as string;
+          const entry = found.get(name) ?? { name, kind: match[2] as 'server' | 'client', places: [] };
+          entry.places.push(`${relative(join(referenceDir, '..'), file)}:${index + 1}`);
+          found.set(name, entry);
+        }
+      });
+  }
+  return [...found.values()];
+}
+
+const SWITCH_FAULTS: readonly FaultDefinition[] = markedSwitches().map((marked) => ({
+  name: marked.name,
+  kind: marked.kind,
+  description: SWITCH_DESCRIPTIONS[marked.name] ?? `the switch marked at ${marked.places.join(', ')}`,
+}));
+
+export const FAULTS: readonly FaultDefinition[] = [...WIRE_FAULTS, ...SWITCH_FAULTS];
 
 export function knownFaultNames(): Set<string> {
   return new Set(FAULTS.map((fault) => fault.name));
+}
+
+export function findFault(name: string): FaultDefinition | undefined {
+  return FAULTS.find((fault) => fault.name === name);
+}
+
+/** The switch name a process receives in SYNCHRO_FAULTS: the fault name without its kind prefix. */
+export function switchName(fault: FaultDefinition): string {
+  return fault.name.slice(fault.name.indexOf(':') + 1);
 }

@@ -1,8 +1,13 @@
 /**
  * `synchro-conformance run`: the main job. Runs the conformance suite against
- * a server and a client adapter (the reference pair by default), shows
- * progress, writes reports/conformance.{json,html} and reports/junit.xml and
- * ends with the coverage summary.
+ * a server and a client adapter (the reference pair by default, or what
+ * synchro-conformance.config.json names), shows progress, writes
+ * reports/conformance.{json,html} and reports/junit.xml and ends with the
+ * coverage summary.
+ *
+ * Adapters are resolved and checked before any scenario runs: a malformed
+ * config, an unknown capability or a third-party server or client that does
+ * not answer is an input error (exit status 2).
  *
  * Exit status 1 when any requirement failed; undetermined and not-applicable
  * requirements are shown in the summary and left to `gate` to judge.
@@ -10,22 +15,28 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { probeAdapter } from '../adapters/probe.ts';
+import type { AdapterSpec } from '../adapters/prepare.ts';
 import { readCatalog } from '../catalog/parse.ts';
 import { loadRecords } from '../catalog/records.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { formatSummary, writeReports } from '../report/write.ts';
+import { vectorSetHash } from '../vectors/command.ts';
 import { runFeatures } from './cucumber.ts';
+import { loadRunConfig, RUN_CONFIG_FILE } from './run-config.ts';
+import { describeSetup, openSession } from './session.ts';
 
-export const USAGE = `run [--server <adapter>] [--client <adapter>] [--profile server|client|full]
-    [--tags <expression>] [--parallel N] [--records invariants.yaml] [--out reports]
+export const USAGE = `run [--server <adapter|config.json>] [--client <adapter|config.json>] [--profile server|client|full]
+    [--tags <expression>] [--parallel N] [--config ${RUN_CONFIG_FILE}] [--records invariants.yaml] [--out reports]
   Runs every feature (or those the profile and tags select) against the adapters
-  (default: the reference server and client) and writes the reports.`;
+  and writes the reports. Adapters and options default to ${RUN_CONFIG_FILE}
+  when it exists, else to the reference server and client. An adapter is
+  "reference" or the path of a JSON adapter config (docs/adapters.md).`;
 
 const OPTIONS = {
-  server: { type: 'string', default: 'reference' },
-  client: { type: 'string', default: 'reference' },
-  profile: { type: 'string', default: 'full' },
+  server: { type: 'string' },
+  client: { type: 'string' },
+  config: { type: 'string' },
+  profile: { type: 'string' },
   tags: { type: 'string' },
   parallel: { type: 'string' },
   records: { type: 'string', default: 'invariants.yaml' },
@@ -40,11 +51,16 @@ export function profileTags(profile: string): string | undefined {
   throw new UsageError(`--profile must be server, client or full, not "${profile}"`);
 }
 
-function parallelism(value: string | undefined): number {
-  if (value === undefined) return Math.min(2, availableParallelism());
+function parallelism(value: string | undefined, configured: number | undefined): number {
+  if (value === undefined) return configured ?? Math.min(2, availableParallelism());
   const count = Number(value);
   if (!Number.isInteger(count) || count < 1 || count > 64) throw new UsageError(`--parallel takes a whole number from 1 to 64, not "${value}"`);
   return count;
+}
+
+/** Command-line paths are relative to the working directory, config paths to the config file. */
+function locate(spec: AdapterSpec, baseDir: string): AdapterSpec {
+  return typeof spec === 'string' && spec !== 'reference' ? resolve(baseDir, spec) : spec;
 }
 
 export async function main(args: string[]): Promise<number> {
@@ -61,36 +77,44 @@ export async function main(args: string[]): Promise<number> {
   }
   const recordsPath = resolve(values.records);
   const root = dirname(recordsPath);
+  const runConfig = loadRunConfig(values.config ?? join(root, RUN_CONFIG_FILE), values.config !== undefined);
   const recordsFile = loadRecords(recordsPath);
   const catalog = readCatalog(recordsFile.catalog);
-  const tags = [profileTags(values.profile), values.tags ? `(${values.tags})` : undefined].filter(Boolean).join(' and ');
-  const parallel = parallelism(values.parallel);
+  const profile = values.profile ?? runConfig.profile ?? 'full';
+  const userTags = values.tags ?? runConfig.tags;
+  const tags = [profileTags(profile), userTags ? `(${userTags})` : undefined].filter(Boolean).join(' and ');
+  const parallel = parallelism(values.parallel, runConfig.parallel);
 
-  const server = probeAdapter('server', values.server, root);
-  const client = probeAdapter('client', values.client, root);
-  for (const probe of [server, client]) {
-    console.log(`${probe.role}: ${probe.description} — ${probe.available ? `available (capabilities: ${probe.capabilities.join(', ') || 'none'})` : `unavailable: ${probe.reason}`}`);
-  }
-  console.log(`catalog: ${catalog.file} (${catalog.invariants.length} invariants, sha256 ${catalog.sha256})`);
-
+  const server = values.server !== undefined ? locate(values.server, process.cwd()) : locate(runConfig.server, runConfig.dir);
+  const client = values.client !== undefined ? locate(values.client, process.cwd()) : locate(runConfig.client, runConfig.dir);
+  const session = await openSession({ server, client, root });
   const outDir = resolve(values.out);
   const messagesFile = join(outDir, 'messages.ndjson');
-  await runFeatures({
-    cwd: root,
-    paths: ['features/**/*.feature'],
-    imports: ['steps/**/*.ts'],
-    ...(tags ? { tags } : {}),
-    parallel,
-    worldParameters: { server: values.server, client: values.client, root },
-    messagesFile,
-    progress: process.stdout.isTTY ? 'bar' : 'lines',
-  });
+  try {
+    console.log(describeSetup('server', session.server));
+    console.log(describeSetup('client', session.client));
+    console.log(`catalog: ${catalog.file} (${catalog.invariants.length} invariants, sha256 ${catalog.sha256})`);
+    await runFeatures({
+      cwd: root,
+      paths: ['features/**/*.feature'],
+      imports: ['steps/**/*.ts'],
+      ...(tags ? { tags } : {}),
+      parallel,
+      worldParameters: session.worldParameters,
+      messagesFile,
+      progress: process.stdout.isTTY ? 'bar' : 'lines',
+    });
+  } finally {
+    await session.close();
+  }
 
   const report = await writeReports({
     messagesFile,
     records: recordsFile.records.map((located) => located.record),
     catalogFile: catalog.file,
-    implementation: { server: { id: server.id, description: server.description }, client: { id: client.id, description: client.description } },
+    implementation: { server: { id: session.server.id, description: session.server.description }, client: { id: session.client.id, description: session.client.description } },
+    // The codec the steps verify against is pinned by the vector packs it passes.
+    vectorSetHash: vectorSetHash(),
     outDir,
   });
   console.log(`\n${formatSummary(report)}`);

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadConfiguration, loadSupport, runCucumber, type ISupportCodeLibrary } from '@cucumber/cucumber/api';
+import { leaseSession, needsSession } from './session.ts';
 
 /** World parameters travel to worker processes as JSON. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -32,7 +33,23 @@ export interface FeatureRun {
 // once: later runs in the same process reuse the library loaded by the first.
 const supportLibraries = new Map<string, ISupportCodeLibrary>();
 
+/**
+ * Runs the features. World parameters naming adapters by id or config path
+ * (as the sensitivity run passes them) are prepared into a session shared by
+ * consecutive runs; prepared ones are used as they are.
+ */
 export async function runFeatures(run: FeatureRun): Promise<{ success: boolean }> {
+  if (!needsSession(run.worldParameters)) return runPrepared(run);
+  const { server, client, root, ...extra } = run.worldParameters;
+  const { session, release } = await leaseSession({ server: String(server ?? 'reference'), client: String(client ?? 'reference'), root: typeof root === 'string' ? root : run.cwd, extra });
+  try {
+    return await runPrepared({ ...run, worldParameters: session.worldParameters });
+  } finally {
+    release();
+  }
+}
+
+async function runPrepared(run: FeatureRun): Promise<{ success: boolean }> {
   mkdirSync(dirname(run.messagesFile), { recursive: true });
   const formats = [`message:${run.messagesFile}`];
   if (run.progress === 'bar') formats.push('progress-bar');

@@ -1,49 +1,63 @@
 /**
- * Scenario gating: a scenario runs only when the implementations it needs can
- * be driven and declare the capabilities its tags ask for. Otherwise it is
- * skipped with evidence saying why, so the report shows it as undetermined or
- * not-applicable, never as passed.
+ * Scenario gating and teardown.
+ *
+ * A scenario runs only when the implementations it needs can be driven and
+ * declare the capabilities its tags ask for. Otherwise it is skipped with
+ * evidence saying why, so the report shows it as undetermined or
+ * not-applicable, never as passed. After it ran, every process it started is
+ * killed and its state removed; wire violations seen by the proxy and client
+ * protocol breaches fail it, with the client's captured output.
  */
 import { After, Before } from '@cucumber/cucumber';
-import { requiredCapabilities } from '../../harness/adapters/capabilities.ts';
-import { probeAdapter, type AdapterProbe } from '../../harness/adapters/probe.ts';
+import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
+import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
 import type { SyncWorld } from './world.ts';
+// The hooks rely on the World they describe being installed, wherever they are loaded from.
+import './world.ts';
 
-// Probed once per worker process, at its first scenario (where the world parameters are known).
-let probes: { server: AdapterProbe; client: AdapterProbe } | undefined;
+/** Why the scenario cannot run at all, or undefined. */
+function undeterminedReason(world: SyncWorld, tags: readonly string[]): string | undefined {
+  // A feature that binds only servers needs no client process.
+  const needed = tags.includes('@client') ? [world.serverSetup, world.clientSetup] : [world.serverSetup];
+  const role = (setup: (typeof needed)[number]) => (setup === world.clientSetup ? 'client' : 'server');
+  const unavailable = needed.find((setup) => !setup.available);
+  if (unavailable) return `${role(unavailable)} adapter "${unavailable.id}" is unavailable: ${unavailable.reason ?? 'no reason given'}`;
+  const { unknown } = requiredCapabilities(tags);
+  if (unknown.length > 0) return `the scenario asks for unknown capabilities: ${unknown.join(', ')}`;
+  const { fault } = world.parameters;
+  if (fault !== undefined) {
+    if (!world.fault) return `fault "${fault}" is not in the fault registry`;
+    if (world.fault.kind === 'server' && !appliesServerFaults(world.serverSetup)) return `server adapter "${world.serverSetup.id}" cannot switch on server fault ${fault}`;
+  }
+  return undefined;
+}
 
 Before(function (this: SyncWorld, { pickle }) {
-  const { server = 'reference', client = 'reference', root = process.cwd() } = this.parameters;
-  probes ??= { server: probeAdapter('server', server, root), client: probeAdapter('client', client, root) };
-  this.server = probes.server;
-  this.client = probes.client;
   const tags = pickle.tags.map((tag) => tag.name);
-  // A feature that binds only servers needs no client process.
-  const needed = tags.includes('@client') ? [probes.server, probes.client] : [probes.server];
-  const unavailable = needed.find((probe) => !probe.available);
-  if (unavailable) {
-    const evidence = undeterminedEvidence(`${unavailable.role} adapter "${unavailable.id}" is unavailable: ${unavailable.reason ?? 'no reason given'}`);
+  const reason = undeterminedReason(this, tags);
+  if (reason) {
+    const evidence = undeterminedEvidence(reason);
     this.attach(evidence.body, evidence.mediaType);
     return 'skipped';
   }
-  const { known, unknown } = requiredCapabilities(tags);
-  if (unknown.length > 0) {
-    const evidence = undeterminedEvidence(`the scenario asks for unknown capabilities: ${unknown.join(', ')}`);
-    this.attach(evidence.body, evidence.mediaType);
-    return 'skipped';
-  }
-  const declared = new Set([...probes.server.capabilities, ...probes.client.capabilities]);
-  const missing = known.find((capability) => !declared.has(capability));
+  const declared = new Set<string>([...this.serverSetup.capabilities, ...this.clientSetup.capabilities]);
+  const missing = requiredCapabilities(tags).known.find((capability) => !declared.has(capability));
   if (missing) {
-    const evidence = notApplicableEvidence(missing, `the adapters under test do not provide the "${missing}" capability`);
+    const role = (CLIENT_CAPABILITIES as readonly string[]).includes(missing) ? 'client' : 'server';
+    const owner = role === 'client' ? this.clientSetup : this.serverSetup;
+    const evidence = notApplicableEvidence(missing, `${role} adapter "${owner.id}" does not provide the "${missing}" capability`);
     this.attach(evidence.body, evidence.mediaType);
     return 'skipped';
   }
   return undefined;
 });
 
-After(function (this: SyncWorld) {
+After(async function (this: SyncWorld) {
   const evidence = assertionsEvidence(this.assert.count);
   this.attach(evidence.body, evidence.mediaType);
+  const problems = await this.problems();
+  const teardownErrors = await this.teardown();
+  if (problems.length > 0) throw new Error(`the implementation under test broke the protocol:\n- ${problems.join('\n- ')}`);
+  if (teardownErrors.length > 0) throw new Error(`teardown failed:\n- ${teardownErrors.join('\n- ')}`);
 });

@@ -1,33 +1,156 @@
 /**
  * The Cucumber World: per-scenario state of the harness.
  *
- * Steps reach the implementations under test only through the adapters held
- * here, the proxy records and harness/codec. The world parameters come from
- * `synchro-conformance run` (which adapters, which fault for a sensitivity run).
+ * Steps reach the implementations under test only through what this World
+ * hands out: the scenario's server adapter, the proxy in front of it (with its
+ * exchange records) and client adapter processes, each created on first use
+ * and torn down after the scenario. Everything is fresh per scenario: its own
+ * server database, its own client data directories. Every wait has a deadline.
  */
-import { setWorldConstructor, World, type IWorldOptions } from '@cucumber/cucumber';
-import type { AdapterProbe } from '../../harness/adapters/probe.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type IWorldOptions, setDefaultTimeout, setWorldConstructor, World } from '@cucumber/cucumber';
+import { ClientSupervisor } from '../../harness/adapters/client-process.ts';
+import { openServer } from '../../harness/adapters/open.ts';
+import type { ServerAdapter } from '../../harness/adapters/server.ts';
+import { type ClientSetup, isSetup, type ServerSetup, unavailable } from '../../harness/adapters/setup.ts';
+import { type FaultDefinition, findFault, switchName } from '../../harness/faults/registry.ts';
+import { WireProxy } from '../../harness/proxy/proxy.ts';
 import { CountingAssert } from './assertions.ts';
 
 export interface RunParameters {
-  /** Server adapter id, `reference` by default. */
-  server: string;
-  /** Client adapter id, `reference` by default. */
-  client: string;
+  /** Server adapter setup prepared by `run` (an adapter id when the run was not prepared). */
+  server: ServerSetup | string;
+  /** Client adapter setup prepared by `run` (an adapter id when the run was not prepared). */
+  client: ClientSetup | string;
   /** Fault recipe to apply in a sensitivity run, absent in a normal run. */
   fault?: string;
   /** Project root, to find the reference implementation and fixtures. */
   root: string;
+  /** Deadline of any single wait, in milliseconds (30 s by default). */
+  deadlineMs?: number;
+}
+
+export const DEFAULT_DEADLINE_MS = 30_000;
+
+let scenarioCounter = 0;
+
+/** A client adapter process of this scenario and the data directory it keeps across restarts. */
+export interface ScenarioClient {
+  name: string;
+  dataDir: string;
+  process: ClientSupervisor;
+}
+
+function setupOf<S extends ServerSetup | ClientSetup>(value: S | string | undefined, role: 'server' | 'client'): S {
+  if (isSetup(value)) return value as S;
+  return unavailable(String(value ?? 'reference'), String(value ?? 'reference'), `the ${role} adapter was not prepared: run the features through "synchro-conformance run"`) as S;
 }
 
 export class SyncWorld extends World<RunParameters> {
-  readonly assert = new CountingAssert();
-  server: AdapterProbe | undefined;
-  client: AdapterProbe | undefined;
+  readonly assert: CountingAssert = new CountingAssert();
+  readonly serverSetup: ServerSetup;
+  readonly clientSetup: ClientSetup;
+  readonly deadlineMs: number;
+  /** Identifier-safe and unique across workers: database and directory names derive from it. */
+  readonly scenarioName: string;
+  /** The fault of a sensitivity run, when one is set and registered. */
+  readonly fault: FaultDefinition | undefined;
+  readonly clients = new Map<string, ScenarioClient>();
+  #server: Promise<ServerAdapter> | undefined;
+  #proxy: Promise<WireProxy> | undefined;
+  #scratch: string | undefined;
 
   constructor(options: IWorldOptions<RunParameters>) {
     super(options);
+    this.serverSetup = setupOf<ServerSetup>(this.parameters.server, 'server');
+    this.clientSetup = setupOf<ClientSetup>(this.parameters.client, 'client');
+    this.deadlineMs = this.parameters.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    scenarioCounter += 1;
+    this.scenarioName = `s${process.pid}_${scenarioCounter}`;
+    this.fault = this.parameters.fault ? findFault(this.parameters.fault) : undefined;
+  }
+
+  /** Switch names for a process of `kind` under the current fault. */
+  faultSwitches(kind: 'server' | 'client'): string[] {
+    return this.fault?.kind === kind ? [switchName(this.fault)] : [];
+  }
+
+  /** The scenario's server, started (fresh database) on first use. */
+  server(): Promise<ServerAdapter> {
+    this.#server ??= openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs });
+    return this.#server;
+  }
+
+  /** The proxy in front of the scenario's server, with the scenario's wire fault installed. */
+  proxy(): Promise<WireProxy> {
+    this.#proxy ??= (async () => {
+      const server = await this.server();
+      const proxy = new WireProxy(server.baseUrl);
+      for (const rule of this.fault?.kind === 'wire' ? (this.fault.rules ?? []) : []) proxy.inject(rule);
+      await proxy.start();
+      return proxy;
+    })();
+    return this.#proxy;
+  }
+
+  /** A scratch directory of this scenario, removed at teardown. */
+  scratchDir(): string {
+    this.#scratch ??= mkdtempSync(join(tmpdir(), `synchro-${this.scenarioName}-`));
+    return this.#scratch;
+  }
+
+  /** Starts client process `name` (not yet opened) with its own fresh data directory. */
+  startClient(name = 'client'): ScenarioClient {
+    if (this.clientSetup.kind !== 'process') throw new Error(`client adapter "${this.clientSetup.id}" is unavailable: ${this.clientSetup.reason ?? ''}`);
+    if (this.clients.has(name)) throw new Error(`client "${name}" is already started in this scenario`);
+    const switches = this.faultSwitches('client');
+    const process = new ClientSupervisor(this.clientSetup.spec, { callDeadlineMs: this.deadlineMs, ...(switches.length > 0 ? { env: { SYNCHRO_FAULTS: switches.join(',') } } : {}) });
+    const client: ScenarioClient = { name, dataDir: join(this.scratchDir(), `client-${name}`), process };
+    process.start();
+    this.clients.set(name, client);
+    return client;
+  }
+
+  /** `open` params for a client talking to the server through the proxy as `userId`. */
+  async openParams(client: ScenarioClient, userId: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const [server, proxy] = [await this.server(), await this.proxy()];
+    return { dataDir: client.dataDir, serverUrl: proxy.url, token: await server.token(userId), clientId: `${this.scenarioName}-${client.name}`, appVersion: '1.0.0', ...extra };
+  }
+
+  /** Problems found along the way that fail the scenario even if every step passed. */
+  async problems(): Promise<string[]> {
+    const found: string[] = [];
+    if (this.#proxy) {
+      const proxy = await this.#proxy.catch(() => undefined);
+      for (const line of proxy?.problems() ?? []) found.push(`wire: ${line}`);
+    }
+    for (const client of this.clients.values()) {
+      for (const breach of client.process.breaches) found.push(`client "${client.name}": ${breach}${client.process.stderr.trim() ? `\n--- its stderr ---\n${client.process.stderr.trim().split('\n').slice(-40).join('\n')}` : ''}`);
+    }
+    return found;
+  }
+
+  /** Kills every process of the scenario and removes its state; never throws. */
+  async teardown(): Promise<string[]> {
+    const errors: string[] = [];
+    const attempt = async (what: string, work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (error) {
+        errors.push(`${what}: ${(error as Error).message}`);
+      }
+    };
+    for (const client of this.clients.values()) await attempt(`stopping client "${client.name}"`, () => client.process.close());
+    if (this.#proxy) await attempt('stopping the proxy', async () => (await this.#proxy)?.stop());
+    if (this.#server) await attempt('stopping the server', async () => (await this.#server)?.close());
+    if (this.#scratch) rmSync(this.#scratch, { recursive: true, force: true });
+    return errors;
   }
 }
 
 setWorldConstructor(SyncWorld);
+// Cucumber's own limit (5 s by default) would cut a step short of the deadlines
+// its waits carry (a server start, a sync); it stays as the outer bound.
+setDefaultTimeout(4 * DEFAULT_DEADLINE_MS);

@@ -1,0 +1,168 @@
+/**
+ * The reference server adapter. Per run: one shared database cluster (the
+ * reference's own cluster module, the only reference code the harness
+ * imports) and a template database every scenario clones. Per scenario: a
+ * fresh clone and a server process (`reference/server/main.ts`) on a free
+ * loopback port, with test controls enabled and the scenario's server fault
+ * switches, stopped and dropped at teardown.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import type { ServerCapability } from './capabilities.ts';
+import { describeExit, OwnedProcess, withDeadline } from './child.ts';
+import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
+import { unavailable } from './setup.ts';
+import type { ScenarioSetup, ServerAdapter } from './server.ts';
+import { SqlControls } from './sql-controls.ts';
+import { mintJwt } from './token.ts';
+
+export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
+/** Where the reference keeps its cluster module; the first that exists is used. */
+const CLUSTER_MODULES = ['reference/server/db/index.ts', 'reference/server/db/cluster.ts'];
+const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'inspect', 'logs'];
+const START_DEADLINE_MS = 60_000;
+
+/** The part of the reference cluster module the adapter uses. */
+interface Cluster {
+  adminUrl: string;
+  urlFor(database: string): string;
+  createTemplate(name: string): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export interface PreparedServer {
+  setup: ServerSetup;
+  /** Stops the cluster; safe to call when none was started. */
+  close(): Promise<void>;
+}
+
+const DESCRIPTION = `Synchro reference server (${REFERENCE_SERVER_ENTRY})`;
+
+/** Starts the run's cluster and proves the reference server starts on it; otherwise reports it unavailable. */
+export async function prepareReferenceServer(root: string): Promise<PreparedServer> {
+  const none = async () => {};
+  if (!existsSync(join(root, REFERENCE_SERVER_ENTRY))) {
+    return { setup: unavailable('reference', DESCRIPTION, `the reference server is not built yet: ${REFERENCE_SERVER_ENTRY} does not exist`), close: none };
+  }
+  const modulePath = CLUSTER_MODULES.map((path) => join(root, path)).find((path) => existsSync(path));
+  if (!modulePath) return { setup: unavailable('reference', DESCRIPTION, `the reference cluster module (${CLUSTER_MODULES.join(' or ')}) does not exist yet`), close: none };
+  let cluster: Cluster;
+  try {
+    const module = (await import(pathToFileURL(modulePath).href)) as { startCluster?: () => Promise<Cluster> };
+    if (typeof module.startCluster !== 'function') return { setup: unavailable('reference', DESCRIPTION, `${modulePath} does not export startCluster()`), close: none };
+    cluster = await module.startCluster();
+  } catch (error) {
+    return { setup: unavailable('reference', DESCRIPTION, `the database cluster did not start: ${(error as Error).message}`), close: none };
+  }
+  const close = () => cluster.stop();
+  const template = `synchro_template_${process.pid}`;
+  const setup: ReferenceServerSetup = {
+    kind: 'reference',
+    id: 'reference',
+    description: DESCRIPTION,
+    available: true,
+    capabilities: REFERENCE_CAPABILITIES,
+    entry: join(root, REFERENCE_SERVER_ENTRY),
+    jwtSecret: randomBytes(32).toString('hex'),
+    cluster: { adminUrl: cluster.adminUrl, template },
+  };
+  try {
+    await cluster.createTemplate(template);
+    // Preflight: one real start on a scratch clone, so a server that cannot start is reported once, not per scenario.
+    const probe = await openReferenceServer(setup, { name: `preflight_${process.pid}`, faults: [], deadlineMs: START_DEADLINE_MS });
+    const ready = await fetch(`${probe.baseUrl}/ready`).then((response) => response.status, (error: Error) => error.message);
+    await probe.close();
+    if (typeof ready === 'string') throw new Error(`GET /ready did not answer: ${ready}`);
+  } catch (error) {
+    await close().catch(() => {});
+    return { setup: unavailable('reference', DESCRIPTION, `the reference server does not start and answer: ${(error as Error).message}`), close: none };
+  }
+  return { setup, close };
+}
+
+function databaseUrl(adminUrl: string, database: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Starts `main.ts`, resolving with its base URL once it printed its listening line. */
+async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number): Promise<{ child: OwnedProcess; baseUrl: string }> {
+  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', '0', '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls'];
+  const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
+  if (faults.length === 0) delete env.SYNCHRO_FAULTS;
+  const child = new OwnedProcess(args, { cwd: join(setup.entry, '..', '..', '..'), env });
+  const listening = new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.process.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      try {
+        const event = JSON.parse(line) as { event?: unknown; url?: unknown };
+        if (event.event === 'listening' && typeof event.url === 'string') resolve(event.url);
+      } catch {
+        // Only the listening line is meaningful on stdout; anything else is ignored here.
+      }
+    });
+    void child.exited.then((exit) => reject(new Error(`the reference server ${describeExit(exit)} before listening\n${child.stderr.trim().split('\n').slice(-20).join('\n')}`)));
+  });
+  try {
+    const baseUrl = await withDeadline(listening, deadlineMs, () => `the reference server did not print its listening line within ${deadlineMs} ms\n${child.stderr.trim().split('\n').slice(-20).join('\n')}`);
+    return { child, baseUrl };
+  } catch (error) {
+    await child.kill();
+    throw error;
+  }
+}
+
+/** One scenario's reference server on a fresh clone of the template. */
+export async function openReferenceServer(setup: ReferenceServerSetup, scenario: ScenarioSetup): Promise<ServerAdapter> {
+  const cluster = setup.cluster;
+  if (!cluster) throw new Error('the reference server setup has no database cluster');
+  const database = `synchro_${scenario.name}`.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
+  await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
+  const url = databaseUrl(cluster.adminUrl, database);
+  const dropDatabase = () => admin(cluster.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`)).then(() => {});
+  let started: { child: OwnedProcess; baseUrl: string };
+  try {
+    started = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs);
+  } catch (error) {
+    await dropDatabase().catch(() => {});
+    throw error;
+  }
+  const sql = new SqlControls(url);
+  let closed = false;
+  return {
+    id: setup.id,
+    capabilities: setup.capabilities,
+    baseUrl: started.baseUrl,
+    token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
+    provision: sql.provision,
+    sourceSql: sql.sourceSql,
+    scopes: sql.scopes,
+    schema: sql.schema,
+    inspect: sql.inspect,
+    logs: { text: () => started.child.stderr },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await sql.close().catch(() => {});
+      await started.child.stop(5_000);
+      await dropDatabase();
+    },
+  };
+}

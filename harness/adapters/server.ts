@@ -1,0 +1,124 @@
+/**
+ * The server adapter contract: everything the harness may ask of a server
+ * implementation. The wire (`baseUrl` plus a bearer token per user) is
+ * mandatory; every other group is optional and declared as a capability, so a
+ * scenario needing a group the adapter lacks is reported not-applicable
+ * instead of being run against a stand-in.
+ */
+import type { ServerCapability } from './capabilities.ts';
+
+export type Row = Record<string, unknown>;
+
+/** Direct SQL against the server's database, as its owner. */
+export interface SourceSqlControl {
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+}
+
+/** Options of `synchro.synchro_register_table`; absent members keep the server's defaults. */
+export interface TableRegistration {
+  relation: string;
+  membershipFunction?: string | null;
+  composition?: string | null;
+  pkColumn?: string | null;
+  updatedAtColumn?: string | null;
+  deletedAtColumn?: string | null;
+  pushPolicy?: string | null;
+  excludeColumns?: string[] | null;
+  syncColumns?: string[] | null;
+  maxScopeFanout?: number | null;
+}
+
+/** Installs what a scenario needs: source tables, registrations. */
+export interface ProvisionControl {
+  /** Runs DDL or DML (several statements allowed) as the database owner. */
+  exec(sql: string): Promise<void>;
+  registerTable(registration: TableRegistration): Promise<void>;
+}
+
+/** Scope assignment: the four sources of the assigned set. */
+export interface ScopesControl {
+  grantUserScope(userId: string, scopeId: string): Promise<void>;
+  revokeUserScope(userId: string, scopeId: string): Promise<void>;
+  registerSharedScope(scopeId: string, enabled?: boolean): Promise<void>;
+  unregisterSharedScope(scopeId: string): Promise<void>;
+  /** `maxScopes` undefined uses the SQL default; null means unbounded. */
+  registerAssignmentFunction(name: string | null, maxScopes?: number | null): Promise<unknown>;
+  unregisterAssignmentFunction(): Promise<void>;
+}
+
+/** The published schema as the server's SQL API reports it. */
+export interface SchemaControl {
+  manifest(): Promise<unknown>;
+  tables(): Promise<unknown>;
+}
+
+/** Change capture control (the WAL worker of the reference). */
+export interface CaptureControl {
+  awaitMaterialized(deadlineMs: number): Promise<void>;
+  stopWorker(): Promise<void>;
+  killWorker(): Promise<void>;
+  restartWorker(): Promise<void>;
+  injectPoison(): Promise<void>;
+}
+
+export interface ClockControl {
+  advance(milliseconds: number): Promise<void>;
+}
+
+export interface ClientsControl {
+  expire(userId: string, clientId: string): Promise<void>;
+  retire(userId: string, clientId: string): Promise<void>;
+}
+
+export interface CompactionControl {
+  compact(batchSize?: number): Promise<unknown>;
+}
+
+/** Operational output the server wrote during the scenario (for redaction checks). */
+export interface LogsControl {
+  text(): string;
+}
+
+/** Implementation-internal observations (readiness detail, metadata tables). */
+export interface InspectControl {
+  readiness(): Promise<unknown>;
+  healthDetail(): Promise<unknown>;
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+}
+
+export interface SeedControl {
+  manifest(pageLimit?: number): Promise<unknown>;
+}
+
+/** One scenario's server: isolated state, released by `close`. */
+export interface ServerAdapter {
+  readonly id: string;
+  readonly capabilities: readonly ServerCapability[];
+  /** Where the server listens (clients reach it through the proxy instead). */
+  readonly baseUrl: string;
+  /** A bearer credential identifying `userId`. */
+  token(userId: string): Promise<string>;
+  provision?: ProvisionControl;
+  sourceSql?: SourceSqlControl;
+  scopes?: ScopesControl;
+  schema?: SchemaControl;
+  capture?: CaptureControl;
+  clock?: ClockControl;
+  clients?: ClientsControl;
+  compaction?: CompactionControl;
+  logs?: LogsControl;
+  inspect?: InspectControl;
+  seed?: SeedControl;
+  /** Stops what the scenario started and drops its state; safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Per-scenario facts an adapter needs to set up an isolated server. */
+export interface ScenarioSetup {
+  /** Unique, identifier-safe name for this scenario (database names derive from it). */
+  name: string;
+  /** Server fault switches to enable (`SYNCHRO_FAULTS`), for a sensitivity run. */
+  faults: readonly string[];
+  /** Milliseconds any wait of the setup may take. */
+  deadlineMs: number;
+}

@@ -1,0 +1,116 @@
+/**
+ * The SQL-backed capability groups (provision, sourceSql, scopes, schema,
+ * inspect), shared by the reference adapter and the generic HTTP adapter with
+ * a PostgreSQL DSN. They call the server's `synchro` SQL API; nothing here
+ * knows the implementation's tables.
+ */
+import pg from 'pg';
+import type { InspectControl, ProvisionControl, Row, SchemaControl, ScopesControl, SourceSqlControl, TableRegistration } from './server.ts';
+
+/** Parameter names of `synchro.synchro_register_table`, as the 004 sheet gives them. */
+const REGISTER_TABLE_PARAMETERS: Record<keyof TableRegistration, string> = {
+  relation: 'relation',
+  membershipFunction: 'membership_fn',
+  composition: 'composition',
+  pkColumn: 'pk_column',
+  updatedAtColumn: 'updated_at_col',
+  deletedAtColumn: 'deleted_at_col',
+  pushPolicy: 'push_policy',
+  excludeColumns: 'exclude_columns',
+  syncColumns: 'sync_columns',
+  maxScopeFanout: 'max_scope_fanout',
+};
+
+export class SqlControls {
+  readonly #url: string;
+  #client: pg.Client | undefined;
+  #connecting: Promise<pg.Client> | undefined;
+
+  constructor(databaseUrl: string) {
+    this.#url = databaseUrl;
+  }
+
+  // One connection per scenario, opened on first use: scenarios that never touch SQL pay nothing.
+  async #connection(): Promise<pg.Client> {
+    if (this.#client) return this.#client;
+    this.#connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.#url });
+      await client.connect();
+      this.#client = client;
+      return client;
+    })();
+    return this.#connecting;
+  }
+
+  async query<R extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const client = await this.#connection();
+    const result = await client.query(sql, params as unknown[]);
+    return result.rows as R[];
+  }
+
+  async #scalar(sql: string, params: readonly unknown[] = []): Promise<unknown> {
+    const [row] = await this.query(sql, params);
+    return row === undefined ? undefined : Object.values(row)[0];
+  }
+
+  async close(): Promise<void> {
+    const client = this.#client;
+    this.#client = undefined;
+    this.#connecting = undefined;
+    await client?.end();
+  }
+
+  readonly sourceSql: SourceSqlControl = { query: (sql, params) => this.query(sql, params) };
+
+  readonly provision: ProvisionControl = {
+    exec: async (sql) => {
+      await this.query(sql);
+    },
+    registerTable: async (registration) => {
+      // Named notation: only the options given are passed, the rest keep their SQL defaults.
+      const names: string[] = [];
+      const values: unknown[] = [];
+      for (const [key, parameter] of Object.entries(REGISTER_TABLE_PARAMETERS) as [keyof TableRegistration, string][]) {
+        const value = registration[key];
+        if (value === undefined) continue;
+        values.push(value);
+        names.push(`${parameter} => $${values.length}`);
+      }
+      await this.query(`SELECT synchro.synchro_register_table(${names.join(', ')})`, values);
+    },
+  };
+
+  readonly scopes: ScopesControl = {
+    grantUserScope: async (userId, scopeId) => {
+      await this.query('SELECT synchro.synchro_grant_user_scope($1, $2)', [userId, scopeId]);
+    },
+    revokeUserScope: async (userId, scopeId) => {
+      await this.query('SELECT synchro.synchro_revoke_user_scope($1, $2)', [userId, scopeId]);
+    },
+    registerSharedScope: async (scopeId, enabled) => {
+      if (enabled === undefined) await this.query('SELECT synchro.synchro_register_shared_scope($1)', [scopeId]);
+      else await this.query('SELECT synchro.synchro_register_shared_scope($1, $2)', [scopeId, enabled]);
+    },
+    unregisterSharedScope: async (scopeId) => {
+      await this.query('SELECT synchro.synchro_unregister_shared_scope($1)', [scopeId]);
+    },
+    registerAssignmentFunction: (name, maxScopes) =>
+      maxScopes === undefined
+        ? this.#scalar('SELECT synchro.synchro_register_assignment_function($1::text)', [name])
+        : this.#scalar('SELECT synchro.synchro_register_assignment_function($1::text, $2::integer)', [name, maxScopes]),
+    unregisterAssignmentFunction: async () => {
+      await this.query('SELECT synchro.synchro_unregister_assignment_function()');
+    },
+  };
+
+  readonly schema: SchemaControl = {
+    manifest: () => this.#scalar('SELECT synchro.synchro_schema_manifest()'),
+    tables: () => this.#scalar('SELECT synchro.synchro_tables()'),
+  };
+
+  readonly inspect: InspectControl = {
+    readiness: () => this.#scalar('SELECT synchro.synchro_readiness()'),
+    healthDetail: () => this.#scalar('SELECT synchro.synchro_health_detail()'),
+    query: (sql, params) => this.query(sql, params),
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * The harness proxy: a loopback HTTP server between a client under test and
+ * the server under test. It records every exchange with its exact bytes,
+ * checks every request and response against schemas/ (and the cross-field
+ * rules), and applies the wire faults scripted for the scenario.
+ *
+ * A step that sends an invalid request on purpose marks it with the
+ * `x-synchro-harness-intent: invalid-request` header, which the proxy removes
+ * before forwarding: that request's own violations are then expected, while
+ * the server's answer is still checked.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { withDeadline } from '../adapters/child.ts';
+import { ArmedFault, corrupt, type FaultRule, faultName, injectedBody, pickFault, type WireFault } from './faults.ts';
+import { countByEndpoint, describeViolation, type Exchange, type RecordedResponse, unexpectedViolations } from './records.ts';
+import { type Endpoint, type Route, responseKind, routeFor } from './routes.ts';
+import { checkWireMessage, parseLoosely } from './validation.ts';
+
+export const INTENT_HEADER = 'x-synchro-harness-intent';
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'host', 'content-length']);
+
+export class WireProxy {
+  readonly exchanges: Exchange[] = [];
+  #target: URL;
+  #server: Server | undefined;
+  #sockets = new Set<Socket>();
+  #faults: ArmedFault[] = [];
+  #held: (() => void)[] = [];
+  #heldWaiters: (() => void)[] = [];
+  #changeWaiters: (() => void)[] = [];
+
+  constructor(target: string) {
+    this.#target = new URL(target);
+  }
+
+  /** Starts listening on a free loopback port; returns the base URL clients use. */
+  async start(): Promise<string> {
+    const server = createServer((req, res) => void this.#handle(req, res));
+    server.on('connection', (socket) => {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    this.#server = server;
+    return this.url;
+  }
+
+  get url(): string {
+    const address = this.#server?.address() as AddressInfo | null | undefined;
+    if (!address) throw new Error('the proxy is not listening');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** Points the proxy at another server (after a server restart on a new port). */
+  retarget(target: string): void {
+    this.#target = new URL(target);
+  }
+
+  inject(rule: FaultRule): void {
+    this.#faults.push(new ArmedFault(rule));
+  }
+
+  clearFaults(): void {
+    this.#faults = [];
+  }
+
+  /** Lets every response held by a `pause` fault go on to its client. */
+  release(): void {
+    const held = this.#held;
+    this.#held = [];
+    for (const go of held) go();
+  }
+
+  /** Resolves once some response is held by a `pause` fault (at once if one is), or rejects at the deadline. */
+  whenHeld(deadlineMs: number): Promise<void> {
+    if (this.#held.length > 0) return Promise.resolve();
+    return withDeadline(new Promise((resolve) => this.#heldWaiters.push(resolve)), deadlineMs, () => `no response was held by a pause fault within ${deadlineMs} ms`);
+  }
+
+  /** Resolves when `predicate` holds over the completed exchanges (re-checked after each one), or rejects at the deadline. */
+  until(predicate: (exchanges: readonly Exchange[]) => boolean, deadlineMs: number, what = 'the expected exchanges'): Promise<void> {
+    const wait = async () => {
+      while (!predicate(this.exchanges.filter((e) => e.done))) await new Promise<void>((resolve) => this.#changeWaiters.push(resolve));
+    };
+    return withDeadline(wait(), deadlineMs, () => `${what} did not cross the proxy within ${deadlineMs} ms`);
+  }
+
+  countByEndpoint(): Partial<Record<Endpoint | 'other', number>> {
+    return countByEndpoint(this.exchanges);
+  }
+
+  /** One line per violation that should fail the scenario. */
+  problems(): string[] {
+    return unexpectedViolations(this.exchanges).map(describeViolation);
+  }
+
+  async stop(): Promise<void> {
+    this.release();
+    const server = this.#server;
+    this.#server = undefined;
+    if (!server) return;
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  #changed(): void {
+    const waiters = this.#changeWaiters;
+    this.#changeWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const route = routeFor(req.method ?? 'GET', req.url ?? '/');
+    const intent = req.headers[INTENT_HEADER];
+    const exchange: Exchange = {
+      seq: this.exchanges.length + 1,
+      endpoint: route.endpoint,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      requestHeaders: { ...req.headers },
+      requestBody: body,
+      upstream: [],
+      delivered: undefined,
+      intentionallyInvalid: intent === 'invalid-request',
+      violations: [],
+      done: false,
+    };
+    this.exchanges.push(exchange);
+    if ('request' in route && route.request) exchange.violations.push(...checkWireMessage(route.request, 'request', body));
+
+    const fault = pickFault(this.#faults, route.endpoint);
+    if (fault) exchange.fault = faultName(fault);
+    try {
+      await this.#deliver(req, res, route, exchange, body, fault);
+    } finally {
+      exchange.done = true;
+      this.#changed();
+    }
+  }
+
+  async #deliver(req: IncomingMessage, res: ServerResponse, route: ReturnType<typeof routeFor>, exchange: Exchange, body: Buffer, fault: WireFault | undefined): Promise<void> {
+    if (fault?.kind === 'status') {
+      const answer = injectedBody(fault.status);
+      send(res, { status: fault.status, headers: { 'content-type': 'application/json', 'retry-after': fault.retryAfter }, body: answer });
+      exchange.delivered = { status: fault.status, headers: { 'content-type': 'application/json', 'retry-after': fault.retryAfter }, body: answer };
+      return;
+    }
+    if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+
+    const headers = forwardHeaders(req.headers);
+    let answer: RecordedResponse;
+    try {
+      answer = await this.#forward(req.method ?? 'GET', req.url ?? '/', headers, body);
+      exchange.upstream.push(answer);
+      if (fault?.kind === 'duplicate') {
+        answer = await this.#forward(req.method ?? 'GET', req.url ?? '/', headers, body);
+        exchange.upstream.push(answer);
+      }
+    } catch (error) {
+      exchange.delivered = { failure: 'upstream-unreachable', detail: (error as Error).message };
+      res.socket?.destroy();
+      return;
+    }
+    const request = 'request' in route && route.request ? parseLoosely(body) : undefined;
+    for (const upstream of exchange.upstream) this.#checkResponse(route, exchange, upstream, request);
+
+    if (fault?.kind === 'pause') {
+      await new Promise<void>((resolve) => {
+        this.#held.push(resolve);
+        const waiters = this.#heldWaiters;
+        this.#heldWaiters = [];
+        for (const wake of waiters) wake();
+      });
+    }
+    if (fault?.kind === 'drop-response') {
+      exchange.delivered = { failure: 'dropped', detail: `the server answered ${answer.status}; the client got a cut connection` };
+      res.socket?.destroy();
+      return;
+    }
+    if (fault?.kind === 'truncate') {
+      const half = answer.body.subarray(0, Math.floor(answer.body.length / 2));
+      res.writeHead(answer.status, { ...responseHeaders(answer.headers), 'content-length': String(answer.body.length) });
+      res.write(half, () => res.socket?.destroy());
+      exchange.delivered = { failure: 'truncated', detail: `${half.length} of ${answer.body.length} body octets sent, then the connection was cut` };
+      return;
+    }
+    const delivered = fault?.kind === 'corrupt-byte' ? { ...answer, body: corrupt(answer.body, fault.offset) } : answer;
+    send(res, delivered);
+    exchange.delivered = delivered;
+  }
+
+  #checkResponse(route: ReturnType<typeof routeFor>, exchange: Exchange, answer: RecordedResponse, request: unknown): void {
+    if (route.endpoint === 'other') return;
+    const kind = responseKind(route as Route, answer.status);
+    if (!kind) return;
+    exchange.violations.push(...checkWireMessage(kind, 'response', answer.body, { status: answer.status, headers: answer.headers, ...(request === undefined ? {} : { request }) }));
+  }
+
+  #forward(method: string, path: string, headers: Record<string, string | string[]>, body: Buffer): Promise<RecordedResponse> {
+    return new Promise((resolve, reject) => {
+      const upstream = httpRequest(
+        { protocol: this.#target.protocol, hostname: this.#target.hostname, port: this.#target.port, method, path, headers: { ...headers, host: this.#target.host, 'content-length': String(body.length) } },
+        (response) => {
+          readBody(response).then((answer) => resolve({ status: response.statusCode ?? 0, headers: { ...response.headers }, body: answer }), reject);
+        },
+      );
+      upstream.on('error', reject);
+      upstream.end(body);
+    });
+  }
+}
+
+function readBody(stream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+function forwardHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || name === INTENT_HEADER) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function responseHeaders(headers: RecordedResponse['headers']): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+  return out;
+}
+
+function send(res: ServerResponse, answer: RecordedResponse): void {
+  res.writeHead(answer.status, { ...responseHeaders(answer.headers), 'content-length': String(answer.body.length) });
+  res.end(answer.body);
+}

@@ -1,0 +1,126 @@
+/**
+ * Server-originated row writes, always run inside `serverApply` so capture
+ * stays silent. Rows that still carry unresolved local intent are protected:
+ * their server version is recorded but the application-visible row keeps the
+ * local intent until push reconciliation resolves it.
+ */
+import { checksumObject, digestRow, readChecksumObject } from '../../../harness/codec/index.ts';
+import type { Ctx } from '../context.ts';
+import { ClientError, type Operation } from '../errors.ts';
+import { fault } from '../faults.ts';
+import { type LocalTable, quoteIdent as q } from '../local/manifest.ts';
+import { toSql, toWire, type WireValue } from '../local/values.ts';
+
+export type WireRow = Record<string, WireValue | undefined>;
+
+export interface VerifiedRow {
+  identity: Uint8Array;
+  digest: Uint8Array;
+}
+
+/** Recomputes a row digest and compares it with the one the server sent. */
+export function verifyRow(op: Operation, schemaHash: string, table: LocalTable, row: unknown, pk: unknown, serverVersion: string, checksum: unknown): VerifiedRow {
+  let computed: { identity: Uint8Array; digest: Uint8Array };
+  let claimed: Uint8Array;
+  try {
+    computed = digestRow({ schemaHash, table: table.shape, row, pk, serverVersion });
+    claimed = readChecksumObject(checksum);
+  } catch (e) {
+    throw new ClientError(op, 'invalid_row', `row of ${table.tableId} is invalid: ${(e as Error).message}`, false, 'retry');
+  }
+  if (fault('skip-row-checksum')) return { identity: computed.identity, digest: claimed }; // fault: client:skip-row-checksum
+  if (Buffer.compare(Buffer.from(computed.digest), Buffer.from(claimed)) !== 0) {
+    throw new ClientError(op, 'row_checksum_mismatch', `row checksum of ${table.tableId} does not match (computed ${checksumObject(computed.digest).digest})`, false, 'retry');
+  }
+  return { identity: computed.identity, digest: computed.digest };
+}
+
+export function isProtected(ctx: Ctx, tableId: string, recordId: string): boolean {
+  const pending = ctx.db
+    .prepare(`SELECT 1 FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state IN ('pending', 'sealed', 'blocked_by_predecessor') LIMIT 1`)
+    .get(tableId, recordId);
+  if (pending !== undefined) return true;
+  const table = [...(ctx.schema?.tables ?? [])].find((t) => t.tableId === tableId);
+  if (table === undefined) return false;
+  const rejected = ctx.db
+    .prepare(`SELECT 1 FROM _synchro_rejected_mutations WHERE table_name = ? AND record_id = ? AND status = 'rejected_terminal' LIMIT 1`)
+    .get(table.name, recordId);
+  return rejected !== undefined;
+}
+
+/**
+ * Every protected row at once, keyed `table_id NUL record_id`, for applying a
+ * whole page without one lookup per row. Taken inside the page transaction,
+ * where no application write can interleave.
+ */
+export function protectedRows(ctx: Ctx): Set<string> {
+  const out = new Set<string>();
+  const pending = ctx.db.prepare(`SELECT DISTINCT table_id, record_id FROM _synchro_pending_changes WHERE lifecycle_state IN ('pending', 'sealed', 'blocked_by_predecessor')`).all() as { table_id: string; record_id: string }[];
+  for (const r of pending) out.add(`${r.table_id}\u0000${r.record_id}`);
+  const rejected = ctx.db.prepare(`SELECT DISTINCT table_name, record_id FROM _synchro_rejected_mutations WHERE status = 'rejected_terminal'`).all() as { table_name: string; record_id: string }[];
+  for (const r of rejected) {
+    const table = ctx.schema?.byName.get(r.table_name.toLowerCase());
+    if (table !== undefined) out.add(`${table.tableId}\u0000${r.record_id}`);
+  }
+  return out;
+}
+
+export function writeRow(ctx: Ctx, table: LocalTable, row: WireRow): void {
+  const cols = table.columns.map((c) => q(c.name));
+  const values = table.columns.map((c) => toSql(c.type, row[c.fieldId]));
+  const updates = table.columns.filter((c) => c !== table.pk).map((c) => `${q(c.name)} = excluded.${q(c.name)}`);
+  const conflict = updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`;
+  ctx.db.prepare(`INSERT INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(${q(table.pk.name)}) ${conflict}`).run(...values);
+}
+
+export function deleteRow(ctx: Ctx, table: LocalTable, recordId: string): void {
+  ctx.db.prepare(`DELETE FROM ${q(table.name)} WHERE CAST(${q(table.pk.name)} AS TEXT) = ?`).run(recordId);
+}
+
+export function readLocalRow(ctx: Ctx, table: LocalTable, recordId: string): WireRow | undefined {
+  const raw = ctx.db.prepare(`SELECT * FROM ${q(table.name)} WHERE CAST(${q(table.pk.name)} AS TEXT) = ?`).get(recordId) as Record<string, unknown> | undefined;
+  if (raw === undefined) return undefined;
+  const out: WireRow = {};
+  for (const c of table.columns) out[c.fieldId] = toWire(c.type, raw[c.name]);
+  return out;
+}
+
+export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): void {
+  ctx.db
+    .prepare(
+      `INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(table_id, record_id) DO UPDATE SET server_version = excluded.server_version, row_identity = excluded.row_identity, row_digest = excluded.row_digest, server_row_json = excluded.server_row_json`,
+    )
+    .run(table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null, row === undefined ? null : JSON.stringify(row));
+}
+
+export function forgetVersion(ctx: Ctx, table: LocalTable, recordId: string): void {
+  ctx.db.prepare('DELETE FROM _synchro_row_versions WHERE table_id = ? AND record_id = ?').run(table.tableId, recordId);
+}
+
+/**
+ * Puts the server row in place and then reapplies, in local order, the
+ * authored values of every unresolved later intent on that row, so the
+ * application keeps seeing what it wrote.
+ */
+export function applyServerRowKeepingIntent(ctx: Ctx, table: LocalTable, recordId: string, row: WireRow | undefined): void {
+  const later = ctx.db
+    .prepare(`SELECT mutation_id, operation FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state IN ('pending', 'sealed', 'blocked_by_predecessor') ORDER BY local_order`)
+    .all(table.tableId, recordId) as { mutation_id: string; operation: string }[];
+  if (later.some((m) => m.operation === 'delete')) return; // the local deletion stays visible
+  if (row === undefined) {
+    if (later.length === 0) deleteRow(ctx, table, recordId);
+    return;
+  }
+  const merged: WireRow = { ...row };
+  const local = readLocalRow(ctx, table, recordId);
+  for (const m of later) {
+    const values = ctx.db.prepare('SELECT field_id, value FROM _synchro_mutation_values WHERE mutation_id = ?').all(m.mutation_id) as { field_id: string; value: unknown }[];
+    for (const v of values) {
+      const col = table.columns.find((c) => c.fieldId === v.field_id);
+      if (col !== undefined) merged[v.field_id] = toWire(col.type, v.value);
+    }
+  }
+  if (later.length > 0 && local === undefined && later[0]?.operation !== 'insert') return;
+  writeRow(ctx, table, merged);
+}

@@ -1,0 +1,291 @@
+/**
+ * The reference client façade. Applications read and write plain SQLite
+ * tables through `query`/`execute`/`transaction`/`atomicWrite`; the client
+ * owns capture, queueing, scheduling, verification and safe apply.
+ */
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { finishRebuild } from './rebuild/rebuild.ts';
+import { type ClientConfig, type Clock, type Ctx, systemClock } from './context.ts';
+import { ClientError, SqlRefused } from './errors.ts';
+import * as inspect from './inspect.ts';
+import { loadInstalledSchema, migrate, resumeMigration } from './journal/migration.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { guardStatement } from './local/app-sql.ts';
+import { verifyManifest } from './local/manifest.ts';
+import { getMeta, installMetadata, setMeta } from './local/metadata.ts';
+import { validateGroup } from './queue/atomic.ts';
+import { readBackoff } from './sync/backoff.ts';
+import { type Completion, runCycle } from './sync/cycle.ts';
+import type { Transport } from './sync/transport.ts';
+import { isLegalTransition, type ClientState } from './state.ts';
+
+export interface OpenOptions {
+  /** SQLite file path, or ':memory:'. */
+  path: string;
+  transport: Transport;
+  clientId: string;
+  appVersion?: string;
+  platform?: string;
+  pullLimit?: number;
+  rebuildLimit?: number;
+  pushBatchSize?: number;
+  /** A manifest shipped with the application: allows offline writes before the first connect. */
+  bundledManifest?: unknown;
+  clock?: Clock;
+  random?: () => number;
+  crash?: (point: string) => void;
+}
+
+export interface Status {
+  state: ClientState;
+  retryAt?: number;
+  operation?: string;
+  failure?: unknown;
+}
+
+export type Params = unknown[] | Record<string, unknown>;
+
+export interface AppTransaction {
+  execute(sql: string, params?: Params): { changes: number };
+  query(sql: string, params?: Params): unknown[];
+}
+
+/**
+ * Bookkeeping runs the same few statements for every row it applies;
+ * preparing each once keeps a large rebuild close to plain insert speed.
+ */
+function cacheStatements(db: Database.Database, limit = 512): void {
+  const prepare = db.prepare.bind(db);
+  const cache = new Map<string, Database.Statement>();
+  db.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (statement === undefined) {
+      statement = prepare(source);
+      if (cache.size >= limit) cache.delete(cache.keys().next().value as string);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as typeof db.prepare;
+}
+
+export class SynchroClient {
+  readonly ctx: Ctx;
+  readonly life: Lifecycle;
+  #depth = 0;
+  #running: Promise<{ completion: Completion; status: Status }> | undefined;
+
+  private constructor(ctx: Ctx, life: Lifecycle) {
+    this.ctx = ctx;
+    this.life = life;
+  }
+
+  static open(options: OpenOptions): SynchroClient {
+    const db = new Database(options.path);
+    cacheStatements(db);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    installMetadata(db);
+    const config: ClientConfig = {
+      clientId: options.clientId,
+      appVersion: options.appVersion ?? '1.0.0',
+      platform: options.platform ?? 'node-sqlite',
+      pullLimit: options.pullLimit ?? 100,
+      rebuildLimit: options.rebuildLimit ?? 100,
+      pushBatchSize: options.pushBatchSize ?? 100,
+    };
+    for (const [name, v] of [['pullLimit', config.pullLimit], ['rebuildLimit', config.rebuildLimit], ['pushBatchSize', config.pushBatchSize]] as const) {
+      if (!Number.isInteger(v) || v < 1 || v > 1000) throw new ClientError('opening', 'invalid_limit', `${name} must be an integer from 1 to 1000, got ${v}`, false, 'none');
+    }
+    const ctx: Ctx = { db, schema: undefined, config, clock: options.clock ?? systemClock, transport: options.transport, crash: options.crash ?? (() => {}), random: options.random ?? Math.random };
+    const stored = getMeta(db, 'client_id');
+    if (stored !== undefined && stored !== config.clientId) throw new ClientError('opening', 'client_id_mismatch', `database belongs to client ${stored}`, false, 'none');
+    setMeta(db, 'client_id', config.clientId);
+    const life = new Lifecycle(ctx);
+    const client = new SynchroClient(ctx, life);
+    client.#recover(options.bundledManifest);
+    return client;
+  }
+
+  /** Opening validates metadata and finishes any interrupted migration or rebuild finality from durable records alone. */
+  #recover(bundled: unknown): void {
+    const { ctx, life } = this;
+    try {
+      if (!resumeMigration(ctx)) ctx.schema = loadInstalledSchema(ctx);
+      if (ctx.schema === undefined && bundled !== undefined) migrate(ctx, verifyManifest(bundled));
+      const finals = ctx.db.prepare('SELECT scope_id FROM _synchro_rebuild_attempts WHERE final_checksum IS NOT NULL').all() as { scope_id: string }[];
+      for (const f of finals) finishRebuild(ctx, f.scope_id);
+    } catch (e) {
+      const error = e instanceof ClientError ? e : new ClientError('opening', 'open_failed', (e as Error).message, false, 'none');
+      life.go('error', error);
+      return;
+    }
+    const previous = life.failure();
+    if (previous !== undefined) {
+      // A durable error survives restart; only retryAfterError leaves it.
+      life.go('error');
+      return;
+    }
+    life.go('local_ready');
+  }
+
+  // --- application SQL -----------------------------------------------------
+
+  execute(sql: string, params: Params = []): { changes: number } {
+    const kind = guardStatement(this.ctx, sql);
+    if (kind === 'read') throw new SqlRefused('not_a_write', 'use query() for reads');
+    const info = this.ctx.db.prepare(sql).run(params as never);
+    return { changes: info.changes };
+  }
+
+  query(sql: string, params: Params = []): unknown[] {
+    const kind = guardStatement(this.ctx, sql);
+    if (kind !== 'read') throw new SqlRefused('not_a_read', 'use execute() for writes');
+    return this.ctx.db.prepare(sql).all(params as never);
+  }
+
+  transaction<T>(fn: (tx: AppTransaction) => T): T {
+    this.#depth++;
+    try {
+      return this.ctx.db.transaction(() => fn(this))();
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  /** Runs `fn` as one atomic write group; commit-time rules throw AtomicGroupInvalid and roll everything back. */
+  atomicWrite<T>(fn: (tx: AppTransaction) => T): T {
+    const outer = getMeta(this.ctx.db, 'atomic_group_id');
+    if (outer !== undefined) return fn(this); // a nested group joins the outer one
+    this.#depth++;
+    try {
+      return this.ctx.db.transaction(() => {
+        const groupId = randomUUID();
+        setMeta(this.ctx.db, 'atomic_group_id', groupId);
+        const result = fn(this);
+        validateGroup(this.ctx, groupId);
+        setMeta(this.ctx.db, 'atomic_group_id', null);
+        return result;
+      })();
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  // --- lifecycle -------------------------------------------------------------
+
+  #lifecycleCall(name: string): void {
+    if (this.#depth > 0) throw new ClientError('lifecycle', 'lifecycle_call_in_transaction', `${name} cannot be called inside an application transaction`, false, 'none');
+  }
+
+  async syncNow(): Promise<{ completion: Completion; status: Status }> {
+    this.#lifecycleCall('syncNow');
+    if (this.#running !== undefined) return this.#running;
+    const state = this.life.state;
+    if (state === 'stopped') return { completion: 'idle', status: this.status() };
+    if (state === 'error') return { completion: 'error', status: this.status() };
+    this.#running = runCycle(this.ctx, this.life).then((completion) => ({ completion, status: this.status() }));
+    try {
+      return await this.#running;
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  /** An explicit new start after stop: reopen, validate and recover, then wait for syncNow. */
+  start(): Status {
+    this.#lifecycleCall('start');
+    if (this.life.state === 'stopped') this.life.go('local_ready');
+    return this.status();
+  }
+
+  /**
+   * Blocks new scheduling, lets the step in flight finish (its results are
+   * durable either way), then enters stopped. Nothing durable is deleted.
+   */
+  stop(): Promise<Status> {
+    this.#lifecycleCall('stop');
+    this.life.stopRequested = true;
+    const running = this.#running ?? Promise.resolve();
+    return running.then(
+      () => this.#enterStopped(),
+      () => this.#enterStopped(),
+    );
+  }
+
+  #enterStopped(): Status {
+    this.life.stopRequested = false;
+    if (this.life.state !== 'stopped' && isLegalTransition(this.life.state, 'stopped')) this.life.go('stopped');
+    return this.status();
+  }
+
+  /** The acknowledgement that leaves error; all queue, cursor and rebuild records are kept. */
+  async retryAfterError(): Promise<{ completion: Completion; status: Status }> {
+    this.#lifecycleCall('retryAfterError');
+    if (this.life.state !== 'error') return { completion: 'idle', status: this.status() };
+    this.life.go('local_ready');
+    return this.syncNow();
+  }
+
+  /**
+   * Explicit schema recovery: the next connect carries `schema_reset: true`;
+   * queue, rejections and sealed batches are kept, affected scopes rebuilt.
+   */
+  async resetSchemaAndStart(): Promise<{ completion: Completion; status: Status }> {
+    this.#lifecycleCall('resetSchemaAndStart');
+    setMeta(this.ctx.db, 'schema_reset', '1');
+    setMeta(this.ctx.db, 'needs_connect', '1');
+    if (this.life.state === 'error' || this.life.state === 'stopped') this.life.go('local_ready');
+    return this.syncNow();
+  }
+
+  status(): Status {
+    const state = this.life.state;
+    const out: Status = { state };
+    if (state === 'backoff') {
+      const b = readBackoff(this.ctx);
+      if (b !== undefined) {
+        out.retryAt = b.next_retry_at_ms;
+        out.operation = b.resume_state;
+      }
+    }
+    if (state === 'error') out.failure = this.life.failure();
+    return out;
+  }
+
+  // --- inspection and policy -------------------------------------------------
+
+  inspectMutations() {
+    return inspect.inspectMutations(this.ctx);
+  }
+  inspectRejections() {
+    return inspect.inspectRejections(this.ctx);
+  }
+  inspectBatches() {
+    return inspect.inspectBatches(this.ctx);
+  }
+  inspectScopes() {
+    return inspect.inspectScopes(this.ctx);
+  }
+  inspectProvenance() {
+    return inspect.inspectProvenance(this.ctx);
+  }
+  inspectRowVersions() {
+    return inspect.inspectRowVersions(this.ctx);
+  }
+  inspectRebuilds() {
+    return inspect.inspectRebuilds(this.ctx);
+  }
+  inspectBackoff() {
+    return readBackoff(this.ctx) ?? null;
+  }
+
+  /** The one explicit policy that deletes retained rejections. */
+  clearRejections(): number {
+    return this.ctx.db.prepare('DELETE FROM _synchro_rejected_mutations').run().changes;
+  }
+
+  close(): void {
+    this.ctx.db.close();
+  }
+}

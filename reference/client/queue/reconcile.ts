@@ -1,0 +1,100 @@
+/**
+ * Applying a push response. Outcomes are matched to mutations by exact
+ * mutation ID, never by position; a response that does not account for every
+ * sealed mutation exactly once changes nothing. Everything one response
+ * implies (rows, versions, queue states, rejections, dependents) commits in
+ * one transaction with capture suppressed.
+ */
+import type { PushResponse } from '../../../harness/wire/generated.ts';
+import { applyServerRowKeepingIntent, forgetVersion, storeVersion, verifyRow, type WireRow } from '../apply/rows.ts';
+import type { Ctx } from '../context.ts';
+import { ClientError } from '../errors.ts';
+import { localSchema, type LocalSchema, verifyManifest } from '../local/manifest.ts';
+import { serverApply } from '../local/metadata.ts';
+import { blockDependents, type MutationRecord, recordById } from './records.ts';
+import type { SealedBatch } from './seal.ts';
+
+type Outcome = PushResponse['accepted'][number] | PushResponse['rejected'][number];
+
+function mismatch(message: string): ClientError {
+  return new ClientError('pushing', 'push_response_mismatch', message, false, 'retry');
+}
+
+function schemaFor(ctx: Ctx, version: number, hash: string): LocalSchema {
+  if (ctx.schema !== undefined && ctx.schema.version === version && ctx.schema.hash === hash) return ctx.schema;
+  const row = ctx.db.prepare('SELECT manifest_json FROM _synchro_schema_archives WHERE schema_version = ? AND schema_hash = ?').get(version, hash) as { manifest_json: string } | undefined;
+  if (row === undefined) throw mismatch(`outcome schema ${version}/${hash} is not known locally`);
+  return localSchema(verifyManifest(JSON.parse(row.manifest_json)));
+}
+
+/** Checks that the response accounts for exactly the batch's mutations. */
+function matchOutcomes(batch: SealedBatch, response: PushResponse): Map<string, Outcome> {
+  if (response.batch_id !== batch.batch_id) throw mismatch('push response names another batch');
+  const request = JSON.parse(batch.request_bytes.toString('utf8')) as { mutations: { mutation_id: string; table: string; pk: Record<string, unknown> }[] };
+  const outcomes = new Map<string, Outcome>();
+  for (const o of [...response.accepted, ...response.rejected]) {
+    if (outcomes.has(o.mutation_id)) throw mismatch(`mutation ${o.mutation_id} has two outcomes`);
+    outcomes.set(o.mutation_id, o);
+  }
+  if (outcomes.size !== request.mutations.length) throw mismatch('push response does not have one outcome per mutation');
+  for (const m of request.mutations) {
+    const o = outcomes.get(m.mutation_id);
+    if (o === undefined) throw mismatch(`mutation ${m.mutation_id} has no outcome`);
+    if (o.table !== m.table || JSON.stringify(o.pk) !== JSON.stringify(m.pk)) throw mismatch(`outcome of ${m.mutation_id} names another row`);
+  }
+  return outcomes;
+}
+
+export function reconcilePush(ctx: Ctx, batch: SealedBatch, response: PushResponse): void {
+  const outcomes = matchOutcomes(batch, response);
+  // Verify every returned row before writing anything.
+  const verified = new Map<string, ReturnType<typeof verifyRow>>();
+  for (const o of outcomes.values()) {
+    if (!('server_row' in o) || o.server_row === undefined) continue;
+    const schema = schemaFor(ctx, o.outcome_schema.version, o.outcome_schema.hash);
+    const table = schema.byId.get(o.table);
+    if (table === undefined) throw mismatch(`outcome table ${o.table} is not in its schema`);
+    verified.set(o.mutation_id, verifyRow('pushing', schema.hash, table, o.server_row, Object.values(o.pk)[0], o.server_version as string, o.row_checksum));
+  }
+  serverApply(ctx.db, () => {
+    const request = JSON.parse(batch.request_bytes.toString('utf8')) as { mutations: { mutation_id: string }[] };
+    for (const { mutation_id } of request.mutations) {
+      const o = outcomes.get(mutation_id) as Outcome;
+      const rec = recordById(ctx, mutation_id);
+      if (rec === undefined || rec.lifecycle_state !== 'sealed') continue; // already reconciled: an exact replay is applied once
+      applyOutcome(ctx, rec, o, verified.get(mutation_id));
+    }
+    ctx.db.prepare(`UPDATE _synchro_push_batches SET state = 'completed', response_json = ? WHERE batch_id = ?`).run(JSON.stringify(response), batch.batch_id);
+  });
+}
+
+function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: ReturnType<typeof verifyRow> | undefined): void {
+  const table = ctx.schema?.byId.get(rec.table_id);
+  const row = 'server_row' in o ? (o.server_row as WireRow | undefined) : undefined;
+  const version = 'server_version' in o ? (o.server_version as string | undefined) : undefined;
+  if (o.status === 'applied') {
+    ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'accepted', accepted_outcome_json = ? WHERE mutation_id = ?`).run(JSON.stringify(o), rec.mutation_id);
+    if (table !== undefined) {
+      if (row !== undefined) storeVersion(ctx, table, rec.record_id, o.server_version, verified, row);
+      else forgetVersion(ctx, table, rec.record_id);
+      applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
+    }
+    // Unsent successors get only the server-owned base refreshed; their UUID and content stay.
+    ctx.db
+      .prepare(`UPDATE _synchro_pending_changes SET base_version = ? WHERE depends_on_mutation_id = ? AND lifecycle_state = 'pending' AND operation <> 'insert'`)
+      .run(o.server_version, rec.mutation_id);
+    return;
+  }
+  ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'server_rejected' WHERE mutation_id = ?`).run(rec.mutation_id);
+  ctx.db
+    .prepare(
+      `INSERT OR REPLACE INTO _synchro_rejected_mutations(mutation_id, table_name, record_id, status, code, message, server_row_json, server_version, rejection_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, row === undefined ? null : JSON.stringify(row), version ?? null, JSON.stringify(o), ctx.clock.now());
+  if (o.status === 'conflict' && table !== undefined) {
+    if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified, row);
+    else forgetVersion(ctx, table, rec.record_id);
+    applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
+  }
+  blockDependents(ctx, [rec.mutation_id]);
+}

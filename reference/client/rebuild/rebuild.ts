@@ -1,0 +1,163 @@
+/**
+ * Scope rebuild: a durable attempt (one rebuild ID, fixed page limit, next
+ * token) that survives process death, pages applied one transaction each
+ * with their receipts, and finality that installs cursor and checksum only
+ * when the recomputed scope digest matches the server's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RebuildResponse } from '../../../harness/wire/generated.ts';
+import { protectedRows, storeVersion, verifyRow, type WireRow, writeRow } from '../apply/rows.ts';
+import { addProvenance, clearScopeRows, localScopeDigest, markRebuild } from '../apply/scopes.ts';
+import type { Ctx } from '../context.ts';
+import { ClientError } from '../errors.ts';
+import { getMeta, serverApply } from '../local/metadata.ts';
+import { recordIdOf } from '../local/values.ts';
+import { clearBackoff } from '../sync/backoff.ts';
+import { readResponse } from '../sync/response.ts';
+
+export interface Attempt {
+  scope_id: string;
+  rebuild_id: string;
+  client_generation: number;
+  schema_version: number;
+  schema_hash: string;
+  generation: number;
+  cursor: string | null;
+  page_limit: number;
+  pages_applied: number;
+  final_cursor: string | null;
+  final_checksum: string | null;
+}
+
+export function attemptFor(ctx: Ctx, scopeId: string): Attempt | undefined {
+  return ctx.db.prepare('SELECT * FROM _synchro_rebuild_attempts WHERE scope_id = ?').get(scopeId) as Attempt | undefined;
+}
+
+export function scopeNeedingRebuild(ctx: Ctx): string | undefined {
+  const row = ctx.db.prepare('SELECT scope_id FROM _synchro_scopes WHERE rebuild_required = 1 ORDER BY scope_id LIMIT 1').get() as { scope_id: string } | undefined;
+  return row?.scope_id;
+}
+
+/** Starts a fresh attempt: drops the scope's provenance and unjustified rows, then records the new attempt. */
+export function startAttempt(ctx: Ctx, scopeId: string): Attempt {
+  const schema = ctx.schema;
+  if (schema === undefined) throw new ClientError('rebuilding', 'schema_missing', 'no schema installed', false, 'none');
+  serverApply(ctx.db, () => {
+    const old = attemptFor(ctx, scopeId);
+    if (old !== undefined) ctx.db.prepare('DELETE FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').run(old.rebuild_id);
+    ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
+    clearScopeRows(ctx, scopeId);
+    ctx.db.prepare('UPDATE _synchro_scopes SET generation = generation + 1, cursor = NULL, checksum = NULL, rebuild_required = 1 WHERE scope_id = ?').run(scopeId);
+    const gen = (ctx.db.prepare('SELECT generation FROM _synchro_scopes WHERE scope_id = ?').get(scopeId) as { generation: number }).generation;
+    ctx.db
+      .prepare(
+        'INSERT INTO _synchro_rebuild_attempts(scope_id, rebuild_id, client_generation, schema_version, schema_hash, generation, cursor, page_limit) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)',
+      )
+      .run(scopeId, randomUUID(), Number(getMeta(ctx.db, 'client_generation')), schema.version, schema.hash, gen, ctx.config.rebuildLimit);
+  });
+  ctx.crash('after_rebuild_attempt_commit');
+  return attemptFor(ctx, scopeId) as Attempt;
+}
+
+export function rebuildRequest(ctx: Ctx, a: Attempt): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      client_id: ctx.config.clientId,
+      client_generation: a.client_generation,
+      schema: { version: a.schema_version, hash: a.schema_hash },
+      scope: a.scope_id,
+      rebuild_id: a.rebuild_id,
+      cursor: a.cursor,
+      limit: a.page_limit,
+    }),
+    'utf8',
+  );
+}
+
+function invalid(message: string): ClientError {
+  return new ClientError('rebuilding', 'invalid_rebuild_page', message, false, 'retry');
+}
+
+/** Fetches and applies the attempt's next page (the same request on every retry). */
+export async function rebuildPage(ctx: Ctx, a: Attempt): Promise<void> {
+  const request = rebuildRequest(ctx, a);
+  const res = await ctx.transport('/sync/rebuild', request);
+  const page = readResponse('rebuild-response', res, 'rebuilding', ctx.clock.now());
+  applyRebuildPage(ctx, a, request, page);
+  ctx.crash('after_rebuild_page_commit');
+}
+
+export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: RebuildResponse): void {
+  const schema = ctx.schema;
+  if (schema === undefined || schema.hash !== a.schema_hash) throw new ClientError('rebuilding', 'schema_changed', 'the schema changed during the rebuild', false, 'retry');
+  if (page.scope !== a.scope_id) throw invalid('rebuild page names another scope');
+  const final = !page.has_more;
+  if (final && (page.cursor !== null || page.final_scope_cursor === undefined || page.checksum === undefined)) throw invalid('final page lacks its cursor or checksum');
+  if (!final && (page.cursor === null || page.final_scope_cursor !== undefined || page.checksum !== undefined)) throw invalid('intermediate page has the wrong shape');
+  const checked = page.records.map((r, k) => {
+    const table = schema.byId.get(r.table);
+    if (table === undefined) throw invalid(`record ${k} names unknown table ${r.table}`);
+    const pk = Object.values(r.pk)[0];
+    return { r, table, recordId: recordIdOf(table.pk.type, pk), verified: verifyRow('rebuilding', schema.hash, table, r.row, pk, r.server_version, r.row_checksum) };
+  });
+  serverApply(ctx.db, () => {
+    const guarded = protectedRows(ctx);
+    for (const { r, table, recordId, verified } of checked) {
+      storeVersion(ctx, table, recordId, r.server_version, verified, r.row as WireRow);
+      addProvenance(ctx, a.scope_id, table.tableId, recordId, a.generation);
+      if (!guarded.has(`${table.tableId}\u0000${recordId}`)) writeRow(ctx, table, r.row as WireRow);
+    }
+    ctx.db
+      .prepare('INSERT INTO _synchro_rebuild_page_receipts(rebuild_id, page, request_json, response_json, is_final) VALUES (?, ?, ?, ?, ?)')
+      .run(a.rebuild_id, a.pages_applied, request.toString('utf8'), JSON.stringify(page), final ? 1 : 0);
+    ctx.db
+      .prepare('UPDATE _synchro_rebuild_attempts SET cursor = ?, pages_applied = pages_applied + 1, final_cursor = ?, final_checksum = ? WHERE scope_id = ?')
+      .run(page.cursor, page.final_scope_cursor ?? null, page.checksum?.digest ?? null, a.scope_id);
+    clearBackoff(ctx);
+  });
+}
+
+/**
+ * Installs the final cursor and checksum when the digest matches, in one
+ * transaction; on mismatch nothing final is installed, the attempt is
+ * discarded and the scope stays rebuild-required. Returns whether it matched.
+ */
+export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
+  return serverApply(ctx.db, () => {
+    const a = attemptFor(ctx, scopeId);
+    if (a === undefined || a.final_checksum === null) throw invalid('no final page to finish');
+    const local = localScopeDigest(ctx, scopeId);
+    ctx.crash('before_rebuild_finality_commit');
+    ctx.db.prepare('DELETE FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').run(a.rebuild_id);
+    ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
+    if (local !== a.final_checksum) {
+      markRebuild(ctx, scopeId);
+      ctx.db.prepare('UPDATE _synchro_scopes SET local_checksum = ? WHERE scope_id = ?').run(local, scopeId);
+      return false;
+    }
+    ctx.db
+      .prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?')
+      .run(a.final_cursor, a.final_checksum, local, scopeId);
+    return true;
+  });
+}
+
+/**
+ * One rebuild step for `scopeId`: start an attempt, fetch the next page, or
+ * finish. Returns 'mismatch' when finality found a wrong digest.
+ */
+export async function rebuildStep(ctx: Ctx, scopeId: string): Promise<'page' | 'done' | 'mismatch'> {
+  let a = attemptFor(ctx, scopeId);
+  if (a !== undefined && a.final_checksum !== null) return finishRebuild(ctx, scopeId) ? 'done' : 'mismatch';
+  if (a === undefined || a.client_generation !== Number(getMeta(ctx.db, 'client_generation')) || a.schema_hash !== ctx.schema?.hash) a = startAttempt(ctx, scopeId);
+  try {
+    await rebuildPage(ctx, a);
+  } catch (e) {
+    if (e instanceof ClientError && e.code === 'rebuild_restart_required') {
+      startAttempt(ctx, scopeId);
+      return 'page';
+    }
+    throw e;
+  }
+  return 'page';
+}

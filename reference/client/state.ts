@@ -1,0 +1,58 @@
+/**
+ * The client lifecycle: eleven states and the fifty transitions the protocol
+ * allows between them. Anything else is a local contract failure that must be
+ * raised before any durable record changes, so callers check first and write
+ * second.
+ */
+import { ClientError } from './errors.ts';
+
+export const STATES = [
+  'uninitialized',
+  'local_ready',
+  'connecting',
+  'schema_applying',
+  'ready',
+  'pushing',
+  'pulling',
+  'rebuilding',
+  'backoff',
+  'error',
+  'stopped',
+] as const;
+
+export type ClientState = (typeof STATES)[number];
+
+const NEXT: Readonly<Record<ClientState, readonly ClientState[]>> = {
+  uninitialized: ['local_ready', 'error', 'stopped'],
+  local_ready: ['connecting', 'error', 'stopped'],
+  connecting: ['schema_applying', 'ready', 'backoff', 'error', 'stopped'],
+  schema_applying: ['ready', 'rebuilding', 'error', 'stopped'],
+  ready: ['connecting', 'pushing', 'pulling', 'rebuilding', 'error', 'stopped'],
+  pushing: ['pushing', 'ready', 'pulling', 'connecting', 'backoff', 'error', 'stopped'],
+  pulling: ['pulling', 'ready', 'rebuilding', 'connecting', 'backoff', 'error', 'stopped'],
+  rebuilding: ['rebuilding', 'ready', 'connecting', 'backoff', 'error', 'stopped'],
+  backoff: ['connecting', 'pushing', 'pulling', 'rebuilding', 'error', 'stopped'],
+  error: ['local_ready', 'stopped'],
+  stopped: ['local_ready'],
+};
+
+export function isState(name: unknown): name is ClientState {
+  return typeof name === 'string' && (STATES as readonly string[]).includes(name);
+}
+
+/** True exactly for the fifty legal pairs; unknown names are never legal. */
+export function isLegalTransition(from: unknown, to: unknown): boolean {
+  return isState(from) && isState(to) && NEXT[from].includes(to);
+}
+
+/** Every legal pair, for tests and for the driver's validator. */
+export function legalPairs(): [ClientState, ClientState][] {
+  return STATES.flatMap((from) => NEXT[from].map((to): [ClientState, ClientState] => [from, to]));
+}
+
+/** Throws the typed non-retryable error for an illegal or unknown pair. */
+export function assertTransition(from: unknown, to: unknown): asserts to is ClientState {
+  if (!isLegalTransition(from, to)) {
+    throw new ClientError('lifecycle', 'invalid_state_transition', `transition ${String(from)} -> ${String(to)} is not allowed`, false, 'none');
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Connect: present identity, schema and known scopes; install the returned
+ * generation, assignment delta and cursors together; run the schema action
+ * through the migration journal.
+ */
+import type { ConnectResponse } from '../../../harness/wire/generated.ts';
+import { addScope, markRebuild, removeScope, scopes } from '../apply/scopes.ts';
+import type { Ctx } from '../context.ts';
+import { ClientError } from '../errors.ts';
+import { migrate } from '../journal/migration.ts';
+import { verifyManifest } from '../local/manifest.ts';
+import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
+import { clearBackoff } from './backoff.ts';
+import { readResponse } from './response.ts';
+
+export function connectRequest(ctx: Ctx): Buffer {
+  const generation = getMeta(ctx.db, 'client_generation');
+  const known: Record<string, { cursor: string | null }> = {};
+  for (const s of scopes(ctx)) known[s.scope_id] = { cursor: s.rebuild_required === 1 ? null : s.cursor };
+  const body: Record<string, unknown> = { client_id: ctx.config.clientId };
+  if (generation !== undefined) body.client_generation = Number(generation);
+  body.platform = ctx.config.platform;
+  body.app_version = ctx.config.appVersion;
+  body.protocol_version = 3;
+  body.schema = ctx.schema === undefined ? { version: 0, hash: '' } : { version: ctx.schema.version, hash: ctx.schema.hash };
+  // Only a continuing client with a real schema may ask for the explicit reset.
+  if (getMeta(ctx.db, 'schema_reset') === '1' && generation !== undefined && ctx.schema !== undefined) body.schema_reset = true;
+  body.scope_set_version = Number(getMeta(ctx.db, 'scope_set_version') ?? 0);
+  body.known_scopes = known;
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** Returns whether a schema action ran (the caller passes through `schema_applying`). */
+export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; response: ConnectResponse }> {
+  const res = await ctx.transport('/sync/connect', connectRequest(ctx));
+  const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());
+  const schema = response.schema;
+  if (schema.action === 'unsupported') {
+    throw new ClientError('schema', 'schema_unsupported', `the server cannot continue this schema (${schema.reason})`, false, 'schema_reset', { reason: schema.reason });
+  }
+  let schemaApplied = false;
+  if (schema.action === 'replace' || schema.action === 'rebuild_local') {
+    if (response.schema_definition === undefined) throw new ClientError('connecting', 'invalid_response', `${schema.action} without a manifest`, false, 'retry');
+    const manifest = verifyManifest(response.schema_definition);
+    if (manifest.schema_version !== schema.version || manifest.schema_hash !== schema.hash) {
+      throw new ClientError('connecting', 'invalid_response', 'manifest differs from the schema descriptor', false, 'retry');
+    }
+    if (ctx.schema?.hash !== manifest.schema_hash) migrate(ctx, manifest, {}, response.affected_scopes ?? []);
+    schemaApplied = true;
+  } else if (ctx.schema === undefined || ctx.schema.version !== schema.version || ctx.schema.hash !== schema.hash) {
+    throw new ClientError('connecting', 'invalid_response', 'schema action none for a schema this client does not hold', false, 'retry');
+  }
+  serverApply(ctx.db, () => {
+    setMeta(ctx.db, 'client_generation', response.client_generation);
+    for (const r of response.scopes.remove) removeScope(ctx, r);
+    for (const a of response.scopes.add) addScope(ctx, a.id, a.cursor);
+    for (const [s, cursor] of Object.entries(response.scope_cursor_updates)) {
+      if (cursor === null || cursor === undefined) markRebuild(ctx, s);
+      else ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(cursor, s);
+    }
+    for (const s of response.affected_scopes ?? []) markRebuild(ctx, s);
+    setMeta(ctx.db, 'scope_set_version', response.scope_set_version);
+    setMeta(ctx.db, 'needs_connect', null);
+    setMeta(ctx.db, 'schema_reset', null);
+    clearBackoff(ctx);
+  });
+  return { schemaApplied, response };
+}

@@ -1,0 +1,118 @@
+/**
+ * One public sync run. Push always goes before rebuild and pull, so offline
+ * intent becomes authoritative before any snapshot is taken; scopes without a
+ * usable cursor are rebuilt in the same run; the run ends in `ready` only
+ * after a terminal pull with nothing left to send or rebuild.
+ */
+import type { Ctx } from '../context.ts';
+import { ClientError } from '../errors.ts';
+import type { Lifecycle } from '../lifecycle.ts';
+import { getMeta, setMeta } from '../local/metadata.ts';
+import { nextSealedBatch, resealBatch, sealNextBatch } from '../queue/seal.ts';
+import { attemptFor, rebuildStep, scopeNeedingRebuild } from '../rebuild/rebuild.ts';
+import { type BackoffRecord, recordBackoff, waitForDeadline } from './backoff.ts';
+import { connect } from './connect.ts';
+import { pullIdentity, pullPage, pullRequest } from './pull.ts';
+import { sendBatch } from './push.ts';
+import { RetryableFailure } from './response.ts';
+import { NetworkError } from './transport.ts';
+
+export type Completion = 'idle' | 'blocked' | 'error';
+
+const MAX_STEPS = 10_000;
+const MAX_REBUILD_MISMATCHES = 3;
+
+async function doConnect(ctx: Ctx, life: Lifecycle): Promise<void> {
+  if (life.state !== 'connecting') life.route('connecting');
+  const { schemaApplied, response } = await connect(ctx);
+  // A batch the server refused at first execution moves to a successor under the new generation or schema.
+  const sealed = nextSealedBatch(ctx);
+  if (sealed !== undefined) {
+    const request = JSON.parse(sealed.request_bytes.toString('utf8')) as { client_generation: number; schema: { hash: string } };
+    if (request.client_generation !== response.client_generation || request.schema.hash !== ctx.schema?.hash) resealBatch(ctx, sealed);
+  }
+  if (schemaApplied) life.go('schema_applying');
+  life.go('ready');
+}
+
+function workIdentity(ctx: Ctx, state: BackoffRecord['resume_state']): string {
+  if (state === 'pushing') return nextSealedBatch(ctx)?.batch_id ?? 'push';
+  if (state === 'pulling') return pullIdentity(pullRequest(ctx));
+  if (state === 'rebuilding') {
+    const scope = scopeNeedingRebuild(ctx);
+    const a = scope === undefined ? undefined : attemptFor(ctx, scope);
+    return `${scope ?? ''}\u0000${a?.rebuild_id ?? ''}\u0000${a?.cursor ?? ''}`;
+  }
+  return 'connect';
+}
+
+export async function runCycle(ctx: Ctx, life: Lifecycle): Promise<Completion> {
+  try {
+    if (life.state === 'backoff') {
+      const record = await waitForDeadline(ctx);
+      const resume = record?.resume_state ?? 'connecting';
+      life.go(resume);
+      if (resume === 'connecting') setMeta(ctx.db, 'needs_connect', '1');
+    }
+    if ((life.state as string) === 'local_ready') {
+      await waitForDeadline(ctx);
+      await doConnect(ctx, life);
+    } else if (life.state === 'connecting' || getMeta(ctx.db, 'needs_connect') === '1') {
+      await doConnect(ctx, life);
+    }
+    let pulledClean = false;
+    let mismatches = 0;
+    for (let step = 0; step < MAX_STEPS; step++) {
+      if (life.stopRequested) return 'idle';
+      if (getMeta(ctx.db, 'needs_connect') === '1') {
+        await doConnect(ctx, life);
+        continue;
+      }
+      const batch = sealNextBatch(ctx);
+      if (batch !== undefined) {
+        life.route('pushing');
+        if ((await sendBatch(ctx, batch)) === 'reconnect') setMeta(ctx.db, 'needs_connect', '1');
+        pulledClean = false;
+        continue;
+      }
+      const scope = scopeNeedingRebuild(ctx);
+      if (scope !== undefined) {
+        life.route('rebuilding');
+        const outcome = await rebuildStep(ctx, scope);
+        if (outcome === 'mismatch' && ++mismatches >= MAX_REBUILD_MISMATCHES) {
+          throw new ClientError('rebuilding', 'rebuild_checksum_mismatch', `scope ${scope} failed its rebuild checksum ${mismatches} times`, false, 'retry');
+        }
+        pulledClean = false;
+        continue;
+      }
+      if (!pulledClean) {
+        life.route('pulling');
+        const page = await pullPage(ctx);
+        if (!page.hasMore) pulledClean = true;
+        continue;
+      }
+      life.route('ready');
+      return 'idle';
+    }
+    throw new ClientError('lifecycle', 'sync_did_not_settle', 'the sync run did not settle', false, 'retry');
+  } catch (e) {
+    return fail(ctx, life, e);
+  }
+}
+
+function fail(ctx: Ctx, life: Lifecycle, e: unknown): Completion {
+  const retry = e instanceof NetworkError ? new RetryableFailure('network', 0, 'network', e.message) : e;
+  const state = life.state;
+  if (retry instanceof RetryableFailure && (state === 'connecting' || state === 'pushing' || state === 'pulling' || state === 'rebuilding')) {
+    recordBackoff(ctx, state, workIdentity(ctx, state), retry.classification, retry.retryAfterMs);
+    life.go('backoff');
+    ctx.crash('after_backoff_commit');
+    return 'blocked';
+  }
+  const error = e instanceof ClientError ? e : new ClientError('database', 'internal_error', (e as Error)?.message ?? String(e), false, 'retry');
+  if (error.code === 'invalid_state_transition') throw error;
+  // The typed failure is stored in the same transaction that enters error.
+  life.go('error', error);
+  return 'error';
+}
+

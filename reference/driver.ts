@@ -1,0 +1,208 @@
+/**
+ * The reference client as a client-adapter process: line-delimited JSON-RPC
+ * 2.0 on stdin/stdout (docs/client-adapter-protocol.md), logs on stderr.
+ * Armed crash points end the process with SIGKILL at once, with no cleanup,
+ * so restarts are tested against exactly what was durable at that moment.
+ *
+ * SYNCHRO_CRASH_AT=<point>[,<point>] arms points before `open` runs, for
+ * points reached while opening (the migration journal phases).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
+import { SynchroClient } from './client/client.ts';
+import { AtomicGroupInvalid, ClientError, SqlRefused } from './client/errors.ts';
+import { isLegalTransition } from './client/state.ts';
+import { httpTransport } from './client/sync/transport.ts';
+
+export const CRASH_POINTS = [
+  'after_capture_commit',
+  'after_seal_commit',
+  'before_push_send',
+  'after_push_response_received',
+  'after_push_apply_commit',
+  'after_pull_response_received',
+  'inside_pull_apply',
+  'after_pull_apply_commit',
+  'after_rebuild_attempt_commit',
+  'after_rebuild_page_commit',
+  'before_rebuild_finality_commit',
+  'after_backoff_commit',
+  'migration_prepared',
+  'migration_ddl_applied',
+  'inside_scope_cleanup',
+] as const;
+
+const armed = new Set((process.env.SYNCHRO_CRASH_AT ?? '').split(',').filter(Boolean));
+let client: SynchroClient | undefined;
+
+function crash(point: string): void {
+  if (armed.has(point)) process.kill(process.pid, 'SIGKILL');
+}
+
+function need(): SynchroClient {
+  if (client === undefined) throw new JSONRPCErrorException('open has not been called', -32000, { type: 'not_open', retryable: false });
+  return client;
+}
+
+/** Runs `fn`, turning client and SQL failures into the protocol's typed JSON-RPC errors. */
+function guarded<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw toRpcError(e);
+  }
+}
+
+function toRpcError(e: unknown): Error {
+  if (e instanceof JSONRPCErrorException) return e;
+  if (e instanceof ClientError) return new JSONRPCErrorException(e.message, -32000, { type: e.code, retryable: e.retryable, operation: e.operation });
+  if (e instanceof SqlRefused) return new JSONRPCErrorException(e.message, -32001, { sqlError: e.code });
+  if (e instanceof Error && (e as { code?: string }).code?.startsWith('SQLITE')) return new JSONRPCErrorException(e.message, -32001, { sqlError: e.message });
+  return new JSONRPCErrorException(String((e as Error)?.message ?? e), -32603);
+}
+
+interface Statement {
+  sql: string;
+  params?: unknown[] | Record<string, unknown>;
+}
+
+function columnsByName(c: SynchroClient, tableId: string, columns: Record<string, unknown>): Record<string, unknown> {
+  const table = c.ctx.schema?.byId.get(tableId);
+  const out: Record<string, unknown> = {};
+  for (const [fieldId, value] of Object.entries(columns)) out[table?.columns.find((col) => col.fieldId === fieldId)?.name ?? fieldId] = value;
+  return out;
+}
+
+const rpc = new JSONRPCServer();
+const add = (name: string, fn: (params: Record<string, unknown>) => unknown) =>
+  rpc.addMethod(name, async (params) => {
+    try {
+      return await fn((params ?? {}) as Record<string, unknown>);
+    } catch (e) {
+      throw toRpcError(e);
+    }
+  });
+
+add('open', (p) => {
+  const dataDir = String(p.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const token = String(p.token);
+  client = SynchroClient.open({
+    path: join(dataDir, 'client.db'),
+    transport: httpTransport(String(p.serverUrl), () => token),
+    clientId: String(p.clientId),
+    appVersion: String(p.appVersion),
+    bundledManifest: p.bundledManifest,
+    pullLimit: p.pullLimit as number | undefined,
+    rebuildLimit: p.rebuildLimit as number | undefined,
+    pushBatchSize: p.pushBatchSize as number | undefined,
+    crash,
+  });
+  return {};
+});
+add('start', () => ({ status: need().start().state }));
+add('stop', async () => ({ status: (await need().stop()).state }));
+add('close', async () => {
+  const c = need();
+  const status = (await c.stop()).state;
+  c.close();
+  client = undefined;
+  return { status };
+});
+add('syncNow', async () => {
+  const r = await need().syncNow();
+  return { completion: r.completion, status: r.status.state, detail: r.status };
+});
+add('retryAfterError', async () => ({ status: (await need().retryAfterError()).status.state }));
+add('resetSchemaAndStart', async () => ({ status: (await need().resetSchemaAndStart()).status.state }));
+add('getStatus', () => {
+  const c = need();
+  return { status: c.life.state, statusLog: c.life.log, detail: c.status() };
+});
+add('query', (p) => guarded(() => ({ rows: need().query(String(p.sql), (p.params as Statement['params']) ?? []) })));
+add('execute', (p) =>
+  guarded(() => {
+    const result = need().execute(String(p.sql), (p.params as Statement['params']) ?? []);
+    crash('after_capture_commit');
+    return result;
+  }),
+);
+add('transaction', (p) =>
+  guarded(() => {
+    const c = need();
+    c.transaction((tx) => {
+      for (const s of p.statements as Statement[]) tx.execute(s.sql, s.params ?? []);
+    });
+    crash('after_capture_commit');
+    return {};
+  }),
+);
+add('atomicWrite', (p) => {
+  const c = need();
+  try {
+    c.atomicWrite((tx) => {
+      for (const s of p.statements as Statement[]) tx.execute(s.sql, s.params ?? []);
+    });
+  } catch (e) {
+    if (e instanceof AtomicGroupInvalid) return { ok: false, errorCode: 'atomic_group_invalid', reason: e.reason };
+    throw toRpcError(e);
+  }
+  crash('after_capture_commit');
+  return { ok: true };
+});
+add('armCrash', (p) => {
+  const point = String(p.point);
+  if (!(CRASH_POINTS as readonly string[]).includes(point)) throw new JSONRPCErrorException(`unknown crash point ${point}`, -32602);
+  armed.add(point);
+  return {};
+});
+add('crashPoints', () => ({ points: [...CRASH_POINTS] }));
+add('inspectMutations', () => {
+  const c = need();
+  return {
+    mutations: c.inspectMutations().map((m) => ({
+      id: m.mutationId,
+      table: m.tableName,
+      tableId: m.tableId,
+      recordId: m.recordId,
+      op: m.operation,
+      status: m.status,
+      sourceKind: m.sourceKind,
+      links: { dependsOnMutationId: m.dependsOnMutationId, normalizedMutationId: m.normalizedMutationId },
+      batchId: m.sealedBatchId,
+      ordinal: m.sealedOrdinal,
+      columns: columnsByName(c, m.tableId, m.columns),
+      baseVersion: m.baseVersion,
+      clientVersion: m.clientVersion,
+      groupId: m.atomicGroupId,
+    })),
+  };
+});
+add('inspectRejections', () => ({ rejections: need().inspectRejections() }));
+add('clearRejections', () => ({ cleared: need().clearRejections() }));
+add('inspectBatches', () => ({ batches: need().inspectBatches() }));
+add('inspectScopes', () => need().inspectScopes());
+add('inspectProvenance', () => ({ provenance: need().inspectProvenance() }));
+add('inspectRebuilds', () => ({ rebuilds: need().inspectRebuilds() }));
+add('inspectRowVersions', () => ({ versions: need().inspectRowVersions() }));
+add('inspectBackoff', () => ({ backoff: need().inspectBackoff() }));
+add('validateTransition', (p) => ({ legal: isLegalTransition(p.from, p.to) }));
+
+// Requests are handled one at a time, in arrival order, so a crash point is reached deterministically.
+let chain: Promise<void> = Promise.resolve();
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (line) => {
+  if (line.trim() === '') return;
+  chain = chain.then(async () => {
+    const response = await rpc.receiveJSON(line);
+    if (response !== null) process.stdout.write(`${JSON.stringify(response)}\n`);
+  });
+});
+lines.on('close', () => {
+  void chain.then(() => {
+    client?.close();
+    process.exit(0);
+  });
+});

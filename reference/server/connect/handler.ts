@@ -1,0 +1,115 @@
+/**
+ * POST /sync/connect: registers or resumes a client, issues its generation,
+ * reconciles its scope assignment and chooses the schema action.
+ */
+import type { Pool } from 'pg';
+import { canonicalJson } from '../../../harness/codec/index.ts';
+import type { ConnectRequest } from '../../../harness/wire/index.ts';
+import { validate } from '../../../harness/wire/index.ts';
+import { invalidRequest, SyncError } from '../http/errors.ts';
+import type { ManifestStore } from '../registry/manifests.ts';
+import { serverTime } from '../push/handler.ts';
+import { reconcile } from './assignment.ts';
+import { dispatchSchema, type LineageStep } from './dispatch.ts';
+
+function invalidReference(schema: { version: number; hash: string }, message = 'schema reference is invalid'): SyncError {
+  return new SyncError('invalid_schema_reference', message, { received_schema: { version: schema.version, hash: schema.hash } });
+}
+
+/** Protocol gate first, then structure; a malformed schema reference has its own code. */
+export function validateConnect(value: unknown): ConnectRequest {
+  const v = value as Record<string, unknown>;
+  if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isInteger(v.protocol_version)) {
+    throw new SyncError('upgrade_required', 'protocol version 3 is required', {
+      required_protocol_version: 3,
+      received_protocol_version: v.protocol_version,
+    });
+  }
+  const result = validate('connect-request', value);
+  if (result.ok) return result.value;
+  const schema = v.schema as Record<string, unknown> | undefined;
+  const echo = typeof schema === 'object' && schema !== null && Number.isSafeInteger(schema.version) && typeof schema.hash === 'string';
+  const onlySchema = result.errors.every((e) => e.pointer === '/schema' || e.pointer.startsWith('/schema/'));
+  if (echo && onlySchema && Object.keys(schema).length === 2) throw invalidReference(schema as { version: number; hash: string });
+  throw invalidRequest();
+}
+
+const isSentinel = (s: { version: number; hash: string }) => s.version === 0 && s.hash === '';
+
+export async function handleConnect(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<string> {
+  const request = validateConnect(value);
+  const fresh = isSentinel(request.schema);
+  if (fresh && (request.client_generation !== undefined || request.schema_reset === true || request.scope_set_version !== 0 || Object.keys(request.known_scopes).length > 0)) {
+    throw invalidReference(request.schema, 'the fresh sentinel is only for a new client');
+  }
+  if (request.schema_reset === true && request.client_generation === undefined) throw invalidReference(request.schema, 'schema_reset needs a client generation');
+  const catalog = await manifests.catalog();
+  const db = await pool.connect();
+  try {
+    await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+    const scope = [userId, request.client_id];
+    const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
+    if (retired.rowCount !== 0) throw new SyncError('client_retired', 'client has been retired');
+    const existing = await db.query<{ client_generation: string; scope_set_version: string; expired: boolean }>(
+      'SELECT client_generation, scope_set_version, expired FROM synchro.clients WHERE user_id = $1 AND client_id = $2 FOR UPDATE',
+      scope,
+    );
+    let row = existing.rows[0];
+    if (row !== undefined && fresh) throw invalidReference(request.schema, 'the fresh sentinel is only for a new client');
+    if (row !== undefined && request.client_generation === undefined) throw invalidReference(request.schema, 'a continuing client sends its generation');
+    let generation: number;
+    if (row === undefined) {
+      // A client the server never saw; a presented generation is never handed out again.
+      generation = (request.client_generation ?? 0) + 1;
+      await db.query(
+        `INSERT INTO synchro.clients (user_id, client_id, client_generation, platform, app_version, installed_schema_version, installed_schema_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [...scope, generation, request.platform, request.app_version, fresh ? null : request.schema.version, fresh ? null : request.schema.hash],
+      );
+      row = { client_generation: String(generation), scope_set_version: '0', expired: false };
+    } else {
+      generation = Number(row.client_generation) + (row.expired ? 1 : 0);
+      await db.query(
+        `UPDATE synchro.clients SET client_generation = $3, expired = false, platform = $4, app_version = $5,
+            installed_schema_version = $6, installed_schema_hash = $7 WHERE user_id = $1 AND client_id = $2`,
+        [...scope, generation, request.platform, request.app_version, request.schema.version, request.schema.hash],
+      );
+    }
+    const assignment = await reconcile(db, userId, request.client_id, Number(row.scope_set_version));
+    const history = new Map<number, LineageStep>();
+    for (const m of catalog.history.values()) history.set(m.version, { ...m, affectedScopes: [] });
+    const current = catalog.current;
+    const action = dispatchSchema({
+      fresh,
+      reset: request.schema_reset === true,
+      reference: request.schema,
+      current,
+      history,
+      assigned: assignment.assigned,
+    });
+    const kept = Object.keys(request.known_scopes).filter((s) => assignment.assigned.includes(s) && !assignment.added.includes(s));
+    // No same-position cursor bridge yet: every kept scope must rebuild after a schema change.
+    const cursorUpdates: Record<string, null> = {};
+    if (action.action === 'replace' || action.action === 'rebuild_local') for (const s of kept) cursorUpdates[s] = null;
+    const schema: Record<string, unknown> = { version: current.version, hash: current.hash, action: action.action };
+    if (action.action === 'unsupported') schema.reason = action.reason;
+    const response: Record<string, unknown> = {
+      server_time: serverTime(),
+      protocol_version: 3,
+      client_generation: generation,
+      scope_set_version: assignment.scopeSetVersion,
+      schema,
+      scopes: { add: assignment.added.map((id) => ({ id, cursor: null })), remove: assignment.removed },
+      scope_cursor_updates: cursorUpdates,
+    };
+    if (action.action === 'replace' || action.action === 'rebuild_local') response.schema_definition = JSON.parse(current.text);
+    if (action.action === 'rebuild_local') response.affected_scopes = action.affectedScopes;
+    await db.query('COMMIT');
+    return canonicalJson(response);
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    db.release();
+  }
+}

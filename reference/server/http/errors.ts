@@ -1,0 +1,55 @@
+/**
+ * Whole-request failures. Every non-200 answer (except /ready) is the error
+ * envelope `{"error":{code,message,retryable,...context}}`; the status comes
+ * from the code, `retryable` is true exactly for the three retryable codes, and
+ * 429/503 carry Retry-After.
+ */
+export const STATUS: Record<string, number> = {
+  invalid_request: 400,
+  invalid_schema_reference: 400,
+  auth_required: 401,
+  idempotency_conflict: 409,
+  client_retired: 409,
+  client_generation_expired: 409,
+  rebuild_restart_required: 409,
+  schema_mismatch: 422,
+  upgrade_required: 426,
+  retry_later: 429,
+  sync_integrity_failure: 500,
+  capture_pending: 503,
+  temporary_unavailable: 503,
+};
+
+const RETRYABLE = new Set(['retry_later', 'capture_pending', 'temporary_unavailable']);
+
+/** Seconds a client waits before retrying a 429 or 503. */
+export const RETRY_AFTER_SECONDS = 5;
+
+export class SyncError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly context: Record<string, unknown>;
+  constructor(code: string, message: string, context: Record<string, unknown> = {}, status?: number) {
+    super(message);
+    this.code = code;
+    this.status = status ?? STATUS[code] ?? 500;
+    this.context = context;
+  }
+
+  body(): Record<string, unknown> {
+    return { error: { code: this.code, message: this.message, retryable: RETRYABLE.has(this.code), ...this.context } };
+  }
+}
+
+export const invalidRequest = (message = 'request is invalid') => new SyncError('invalid_request', message);
+export const authRequired = () => new SyncError('auth_required', 'authentication is required');
+export const temporarilyUnavailable = (message = 'the request could not be completed; retry later') =>
+  new SyncError('temporary_unavailable', message);
+export const integrityFailure = (message = 'sync operation failed') => new SyncError('sync_integrity_failure', message);
+
+/** SQLSTATEs that mean "try again": serialization, deadlock, lock timeout, cancellation, connection loss. */
+export function isTransientDatabaseError(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return e instanceof Error && /Connection terminated|ECONNRE|ETIMEDOUT/.test(e.message);
+  return code === '40001' || code === '40P01' || code === '55P03' || code === '57014' || code.startsWith('08') || code === '53300';
+}

@@ -1,0 +1,126 @@
+/**
+ * The HTTP surface: the protocol endpoints, a fail-closed /ready, and the
+ * error envelope for every failure. Handlers are thin: authenticate, read the
+ * body strictly, call the service, send exact bytes.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Pool } from 'pg';
+import { authenticate } from '../auth.ts';
+import { handleConnect } from '../connect/handler.ts';
+import { handlePush } from '../push/handler.ts';
+import type { ManifestStore } from '../registry/manifests.ts';
+import { checkContentType, parseBody, readBody } from './body.ts';
+import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './errors.ts';
+
+export interface ServerOptions {
+  pool: Pool;
+  manifests: ManifestStore;
+  jwtKey: Uint8Array;
+  log: (line: string) => void;
+}
+
+function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
+  const bytes = Buffer.from(body, 'utf8');
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(bytes.length), ...extra });
+  res.end(bytes);
+}
+
+function sendError(res: ServerResponse, e: SyncError, extra: Record<string, string> = {}): void {
+  const headers = e.status === 429 || e.status === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS), ...extra } : extra;
+  send(res, e.status, JSON.stringify(e.body()), headers);
+}
+
+/** Maps anything thrown to the envelope; only codes and classes are logged, never payloads. */
+function toSyncError(e: unknown, log: (line: string) => void): SyncError {
+  if (e instanceof SyncError) return e;
+  if (isTransientDatabaseError(e)) return temporarilyUnavailable();
+  log(`request failed: ${(e as { code?: string }).code ?? (e as Error).name}`);
+  return integrityFailure();
+}
+
+/** Runs one SQL function with exactly the adapter role's rights and returns its single value. */
+async function asAdapter(pool: Pool, sql: string): Promise<unknown> {
+  const db = await pool.connect();
+  try {
+    await db.query('BEGIN; SET LOCAL ROLE synchro_adapter');
+    const { rows } = await db.query<{ r: unknown }>(sql);
+    await db.query('COMMIT');
+    return rows[0]?.r;
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    db.release();
+  }
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export function createSyncServer(options: ServerOptions): Server {
+  const { pool, manifests, jwtKey, log } = options;
+
+  const post = (run: (userId: string, value: unknown) => Promise<string>): Handler => async (req, res) => {
+    const userId = await authenticate(req, jwtKey);
+    checkContentType(req);
+    const value = parseBody(await readBody(req));
+    send(res, 200, await run(userId, value));
+  };
+  const notYet: Handler = async (req) => {
+    await authenticate(req, jwtKey);
+    // Pull and rebuild arrive with the capture worker; until then they are honestly unavailable.
+    throw temporarilyUnavailable('this endpoint is not available yet');
+  };
+
+  const routes: Record<string, { method: 'GET' | 'POST'; handler: Handler }> = {
+    '/sync/connect': { method: 'POST', handler: post((u, v) => handleConnect(pool, manifests, u, v)) },
+    '/sync/push': { method: 'POST', handler: post(async (u, v) => (await handlePush(pool, manifests, u, v)).body) },
+    '/sync/pull': { method: 'POST', handler: notYet },
+    '/sync/rebuild': { method: 'POST', handler: notYet },
+    '/sync/schema': {
+      method: 'GET',
+      handler: async (_req, res) => {
+        const { current } = await manifests.catalog();
+        const body = `{"manifest":${current.text},"schema_hash":"${current.hash}","schema_version":${current.version},"server_time":"${new Date().toISOString()}"}`;
+        send(res, 200, body);
+      },
+    },
+    '/sync/tables': {
+      method: 'GET',
+      handler: async (_req, res) => {
+        await manifests.catalog();
+        const t = await asAdapter(pool, 'SELECT synchro.synchro_tables()::text AS r');
+        send(res, 200, String(t));
+      },
+    },
+    '/ready': {
+      method: 'GET',
+      handler: async (_req, res) => {
+        let ready = false;
+        try {
+          const r = (await asAdapter(pool, 'SELECT synchro.synchro_readiness() AS r')) as Record<string, unknown> | null | undefined;
+          ready = typeof r === 'object' && r !== null && Object.keys(r).length === 1 && r.ready === true;
+        } catch {
+          ready = false;
+        }
+        send(res, ready ? 200 : 503, ready ? '{"ready":true}' : '{"ready":false}', ready ? {} : { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      },
+    },
+  };
+
+  return createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const route = routes[path];
+    const run = async () => {
+      if (route === undefined) throw new SyncError('invalid_request', 'no such endpoint', {}, 404);
+      if (req.method !== route.method) {
+        sendError(res, new SyncError('invalid_request', 'method not allowed', {}, 405), { Allow: route.method });
+        return;
+      }
+      await route.handler(req, res);
+    };
+    run().catch((e: unknown) => {
+      if (res.headersSent) return;
+      sendError(res, toSyncError(e, log));
+    });
+  });
+}

@@ -1,0 +1,272 @@
+/**
+ * Push units: one mutation of a non-atomic request, or the whole group of an
+ * atomic one, each inside its own subtransaction with deferrable constraints
+ * deferred and checked at the unit's end. Row work is compare-and-swap under
+ * row locks: lock the source row and the fence, compare, then write; the
+ * fence trigger allocates the new version.
+ */
+import type { PoolClient } from 'pg';
+import type { SchemaRef } from '../../../harness/wire/index.ts';
+import { fault } from '../faults.ts';
+import { integrityFailure } from '../http/errors.ts';
+import type { Catalog } from '../registry/manifests.ts';
+import { quoteIdent, type TableDef } from '../registry/tables.ts';
+import { keyPredicate, type RowState, readState, rowWithChecksum, toParameter } from './rows.ts';
+import type { Mutation } from './validate.ts';
+
+export type Outcome = Record<string, unknown>;
+
+const MESSAGES: Record<string, string> = {
+  version_conflict: 'base version does not match the current row',
+  row_already_exists: 'row already exists',
+  row_deleted: 'row has been deleted',
+  row_not_found: 'row does not exist',
+  validation_failed: 'mutation failed validation',
+  policy_rejected: 'write policy rejected the mutation',
+  table_not_synced: 'table is not synced',
+  schema_incompatible: 'authored mutation cannot be represented by the current schema',
+  atomic_batch_rejected: 'atomic batch rejected',
+};
+
+export interface UnitContext {
+  db: PoolClient;
+  catalog: Catalog;
+  schema: SchemaRef;
+}
+
+type Evaluation =
+  | { kind: 'applied'; table: TableDef }
+  | { kind: 'rejected'; outcome: Outcome; conflict?: { table: TableDef; code: string } };
+
+function head(m: Mutation, schema: SchemaRef): Outcome {
+  return { mutation_id: m.mutation_id, table: m.table, pk: m.pk, outcome_schema: { version: schema.version, hash: schema.hash } };
+}
+
+function terminal(m: Mutation, ctx: UnitContext, code: string): Outcome {
+  return { ...head(m, ctx.schema), status: 'rejected_terminal', code, message: MESSAGES[code] };
+}
+
+function conflict(m: Mutation, ctx: UnitContext, table: TableDef, code: string, state: RowState): Outcome {
+  const o: Outcome = { ...head(m, ctx.schema), status: 'conflict', code, message: MESSAGES[code] };
+  if (code === 'row_not_found' || state.fence === undefined || state.fence.state === 'reserved') return o;
+  if (state.row !== undefined) Object.assign(o, rowWithChecksum(table, ctx.schema.hash, state.row, state.fence.version));
+  o.server_version = state.fence.version;
+  return o;
+}
+
+const isDataOrIntegrity = (e: unknown) => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+};
+
+function columnsOf(m: Mutation): Record<string, unknown> {
+  return 'columns' in m ? (m.columns as Record<string, unknown>) : {};
+}
+
+/** Terminal classification in the required order, before any row is touched. */
+function classify(m: Mutation, ctx: UnitContext): { outcome?: Outcome; table?: TableDef; params?: Array<[string, unknown]> } {
+  const current = ctx.catalog.current;
+  const table = ctx.catalog.tables.get(m.table);
+  const isCurrent = m.authored_schema.version === current.version && m.authored_schema.hash === current.hash;
+  const fields = Object.keys(columnsOf(m));
+  if (!isCurrent) {
+    const authored = ctx.catalog.history.get(m.authored_schema.version);
+    const known = authored !== undefined && authored.hash === m.authored_schema.hash;
+    const authoredHasTable = known && (authored.body.tables as Array<{ table_id: string }>).some((t) => t.table_id === m.table);
+    const bad = fields.filter((id) => table === undefined || table.byId.get(id)?.writable !== true);
+    if ((table === undefined && authoredHasTable) || (table !== undefined && bad.length > 0)) {
+      return {
+        outcome: {
+          ...terminal(m, ctx, 'schema_incompatible'),
+          retryable: false,
+          authored_schema: { version: m.authored_schema.version, hash: m.authored_schema.hash },
+          current_schema: { version: current.version, hash: current.hash },
+          incompatible_field_ids: [...new Set(bad)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
+        },
+      };
+    }
+  }
+  if (table === undefined) return { outcome: terminal(m, ctx, 'table_not_synced') };
+  if (table.pushPolicy !== 'enabled') return { outcome: terminal(m, ctx, 'policy_rejected') };
+  const params: Array<[string, unknown]> = [];
+  for (const [id, value] of Object.entries(columnsOf(m))) {
+    const f = table.byId.get(id);
+    if (f === undefined || !f.writable) return { outcome: terminal(m, ctx, 'validation_failed') };
+    try {
+      params.push([f.column, toParameter(f, value)]);
+    } catch {
+      return { outcome: terminal(m, ctx, 'validation_failed') };
+    }
+  }
+  return { table, params };
+}
+
+function pkValue(m: Mutation): string {
+  return String(Object.values(m.pk)[0]);
+}
+
+async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): Promise<Evaluation> {
+  const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
+  // Reserve the identity first: a concurrent insert of the same key waits here, then finds it taken.
+  const reserved = await ctx.db.query(
+    `INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES ($1, to_jsonb($2::${pkSql}) #>> '{}', 'reserved', 'reserved')
+     ON CONFLICT DO NOTHING`,
+    [table.tableId, pkValue(m)],
+  );
+  if (reserved.rowCount === 0) {
+    const state = await readState(ctx.db, table, pkValue(m), 'NO KEY UPDATE');
+    const code = state.fence?.state === 'deleted' ? 'row_deleted' : 'row_already_exists';
+    return { kind: 'rejected', outcome: conflict(m, ctx, table, code, state), conflict: { table, code } };
+  }
+  const cols = [quoteIdent(table.pkColumn), ...params.map(([c]) => quoteIdent(c))];
+  const values = [pkValue(m), ...params.map(([, v]) => v)];
+  const exprs = cols.map((_, k) => `$${k + 1}`);
+  if (table.updatedAtColumn !== null) {
+    cols.push(quoteIdent(table.updatedAtColumn));
+    exprs.push('now()');
+  }
+  const done = await ctx.db.query(`INSERT INTO ${table.qualified} (${cols.join(', ')}) VALUES (${exprs.join(', ')})`, values);
+  // A BEFORE trigger (or row security) swallowed the row: nothing was written.
+  if (done.rowCount === 0) return { kind: 'rejected', outcome: terminal(m, ctx, 'policy_rejected') };
+  return { kind: 'applied', table };
+}
+
+async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): Promise<Evaluation> {
+  const soft = m.op === 'delete' && table.deletedAtColumn !== null;
+  const assigned = m.op === 'update' ? params.map(([c]) => c) : soft ? [table.deletedAtColumn as string] : [];
+  if (table.updatedAtColumn !== null && m.op !== 'delete') assigned.push(table.updatedAtColumn);
+  if (soft && table.updatedAtColumn !== null) assigned.push(table.updatedAtColumn);
+  // The first lock matches what the write itself would take, so it never has to be upgraded.
+  const keyTouched = m.op === 'delete' && !soft ? true : assigned.some((c) => table.keyColumns.has(c));
+  const state = await readState(ctx.db, table, pkValue(m), keyTouched ? 'UPDATE' : 'NO KEY UPDATE');
+  if (state.fence === undefined || state.fence.state === 'reserved') {
+    if (state.row !== undefined) throw integrityFailure();
+    return { kind: 'rejected', outcome: conflict(m, ctx, table, 'row_not_found', state), conflict: { table, code: 'row_not_found' } };
+  }
+  if (state.fence.state === 'deleted') {
+    return { kind: 'rejected', outcome: conflict(m, ctx, table, 'row_deleted', state), conflict: { table, code: 'row_deleted' } };
+  }
+  if (state.row === undefined) throw integrityFailure();
+  const base = 'base_version' in m ? m.base_version : undefined;
+  const stale = base !== state.fence.version;
+  if (stale && !fault('ignore-base-version')) { // fault: server:ignore-base-version
+    return { kind: 'rejected', outcome: conflict(m, ctx, table, 'version_conflict', state), conflict: { table, code: 'version_conflict' } };
+  }
+  let done: { rowCount: number | null };
+  if (m.op === 'delete' && !soft) {
+    done = await ctx.db.query(`DELETE FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}`, [pkValue(m)]);
+  } else {
+    const sets: string[] = [];
+    const values: unknown[] = [pkValue(m)];
+    for (const [c, v] of params) {
+      values.push(v);
+      sets.push(`${quoteIdent(c)} = $${values.length}`);
+    }
+    if (soft) sets.push(`${quoteIdent(table.deletedAtColumn as string)} = now()`);
+    if (table.updatedAtColumn !== null) sets.push(`${quoteIdent(table.updatedAtColumn)} = now()`);
+    done = await ctx.db.query(`UPDATE ${table.qualified} SET ${sets.join(', ')} WHERE ${keyPredicate(table, 1)}`, values);
+  }
+  if (done.rowCount === 0) return { kind: 'rejected', outcome: terminal(m, ctx, 'policy_rejected') };
+  return { kind: 'applied', table };
+}
+
+async function evaluate(ctx: UnitContext, m: Mutation): Promise<Evaluation> {
+  const c = classify(m, ctx);
+  if (c.outcome !== undefined) return { kind: 'rejected', outcome: c.outcome };
+  const table = c.table as TableDef;
+  // Fences written by this mutation carry its ID.
+  await ctx.db.query(owner(m.mutation_id));
+  return m.op === 'insert' ? await insertRow(ctx, m, table, c.params ?? []) : await changeRow(ctx, m, table, c.params ?? []);
+}
+
+/** The applied outcome shows the row and version as they are after the unit. */
+async function appliedOutcome(ctx: UnitContext, m: Mutation, table: TableDef): Promise<Outcome> {
+  const state = await readState(ctx.db, table, pkValue(m));
+  if (state.fence === undefined || state.fence.state === 'reserved') throw integrityFailure();
+  const o: Outcome = { ...head(m, ctx.schema), status: 'applied' };
+  if (state.row !== undefined) Object.assign(o, rowWithChecksum(table, ctx.schema.hash, state.row, state.fence.version));
+  o.server_version = state.fence.version;
+  return o;
+}
+
+/**
+ * The statement that makes `mutationId` the owner of the fences written next.
+ * The ID passed the UUID pattern of the wire schema, so it is safe as a literal,
+ * which lets it share a round trip with the statements around it.
+ */
+function owner(mutationId: string): string {
+  if (!/^[0-9a-f-]{36}$/.test(mutationId)) throw new Error('mutation_id is not a validated UUID');
+  return `SELECT set_config('synchro.mutation_id', '${mutationId}', true)`;
+}
+
+/** End of a unit: deferred constraints and triggers fire now, owned by the unit's last mutation. */
+async function unitEnd(ctx: UnitContext, lastId: string, release: string): Promise<void> {
+  await ctx.db.query(`${owner(lastId)}; SET CONSTRAINTS ALL IMMEDIATE; RELEASE SAVEPOINT ${release}`);
+}
+
+export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
+  const out: Outcome[] = [];
+  for (const m of mutations) {
+    await ctx.db.query('SAVEPOINT unit; SET CONSTRAINTS ALL DEFERRED');
+    try {
+      const r = await evaluate(ctx, m);
+      if (r.kind === 'rejected') {
+        await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
+        out.push(r.outcome);
+        continue;
+      }
+      await unitEnd(ctx, m.mutation_id, 'unit');
+      out.push(await appliedOutcome(ctx, m, r.table));
+    } catch (e) {
+      if (!isDataOrIntegrity(e)) throw e;
+      await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
+      out.push(terminal(m, ctx, 'validation_failed'));
+    }
+  }
+  return out;
+}
+
+export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
+  await ctx.db.query('SAVEPOINT grp; SET CONSTRAINTS ALL DEFERRED');
+  const applied: Array<{ m: Mutation; table: TableDef }> = [];
+  let failing: { index: number; evaluation: Evaluation & { kind: 'rejected' } } | undefined;
+  for (const [index, m] of mutations.entries()) {
+    let r: Evaluation;
+    try {
+      r = await evaluate(ctx, m);
+    } catch (e) {
+      if (!isDataOrIntegrity(e)) throw e;
+      r = { kind: 'rejected', outcome: terminal(m, ctx, 'validation_failed') };
+    }
+    if (r.kind === 'rejected') {
+      failing = { index, evaluation: r };
+      break;
+    }
+    applied.push({ m, table: r.table });
+  }
+  const last = mutations.at(-1) as Mutation;
+  if (failing === undefined) {
+    try {
+      await unitEnd(ctx, last.mutation_id, 'grp');
+    } catch (e) {
+      if (!isDataOrIntegrity(e)) throw e;
+      failing = { index: mutations.length - 1, evaluation: { kind: 'rejected', outcome: terminal(last, ctx, 'validation_failed') } };
+    }
+  }
+  if (failing === undefined) {
+    const out: Outcome[] = [];
+    for (const { m, table } of applied) out.push(await appliedOutcome(ctx, m, table));
+    return out;
+  }
+  await ctx.db.query('ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp');
+  let failed = failing.evaluation.outcome;
+  const c = failing.evaluation.conflict;
+  const failedMutation = mutations[failing.index] as Mutation;
+  if (c !== undefined) {
+    // The group's own writes are gone: describe the conflict from committed state.
+    const state = await readState(ctx.db, c.table, pkValue(failedMutation), 'NO KEY UPDATE');
+    failed = conflict(failedMutation, ctx, c.table, c.code, state);
+  }
+  return mutations.map((m, k) => (k === failing.index ? failed : terminal(m, ctx, 'atomic_batch_rejected')));
+}
+

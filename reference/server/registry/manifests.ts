@@ -1,0 +1,141 @@
+/**
+ * Manifest publication. Registration (SQL) activates registry generations;
+ * the server turns the active registry into an immutable manifest, hashed by
+ * the codec, the first time a request sees a generation it has not checked.
+ * A change that alters nothing a client sees publishes nothing (Class 1).
+ */
+import type { Pool, PoolClient } from 'pg';
+import { canonicalJson, schemaManifestHash, utf8Order } from '../../../harness/codec/index.ts';
+import { loadTables, manifestTable, type TableDef } from './tables.ts';
+
+export interface Manifest {
+  version: number;
+  hash: string;
+  transitionClass: string;
+  parent: { version: number; hash: string } | null;
+  /** The whole manifest (schema_hash included) as RFC 8785 text: what connect and /sync/schema send. */
+  text: string;
+  body: Record<string, unknown>;
+}
+
+export interface Catalog {
+  current: Manifest;
+  tables: Map<string, TableDef>;
+  /** Every published manifest by version, for lineage walks and authored-schema checks. */
+  history: Map<number, Manifest>;
+}
+
+interface ManifestRow {
+  schema_version: string;
+  schema_hash: string;
+  parent_version: string | null;
+  parent_hash: string | null;
+  transition_class: string;
+  body_text: string;
+}
+
+function toManifest(r: ManifestRow): Manifest {
+  return {
+    version: Number(r.schema_version),
+    hash: r.schema_hash,
+    transitionClass: r.transition_class,
+    parent: r.parent_version === null || r.parent_hash === null ? null : { version: Number(r.parent_version), hash: r.parent_hash },
+    text: r.body_text,
+    body: JSON.parse(r.body_text) as Record<string, unknown>,
+  };
+}
+
+type FieldLite = { field_id: string; type: string; nullable: boolean; writable: boolean; precision?: number; scale?: number };
+type TableLite = { table_id: string; primary_key_field_id: string; fields: FieldLite[] };
+
+/** Class of the step from `before` to `after`: removals or changed fields are incompatible; additions are additive. */
+function transitionClass(before: TableLite[], after: TableLite[]): 'class_2' | 'class_4' {
+  const next = new Map(after.map((t) => [t.table_id, t]));
+  for (const t of before) {
+    const n = next.get(t.table_id);
+    if (n === undefined || n.primary_key_field_id !== t.primary_key_field_id) return 'class_4';
+    const fields = new Map(n.fields.map((f) => [f.field_id, f]));
+    for (const f of t.fields) {
+      const g = fields.get(f.field_id);
+      if (g === undefined || canonicalJson({ ...g, name: '' }) !== canonicalJson({ ...f, name: '' })) return 'class_4';
+    }
+    for (const g of n.fields) if (!t.fields.some((f) => f.field_id === g.field_id) && !g.nullable) return 'class_4';
+  }
+  return 'class_2';
+}
+
+export class ManifestStore {
+  readonly #pool: Pool;
+  #catalog: Catalog | undefined;
+  #generation = -1;
+
+  constructor(pool: Pool) {
+    this.#pool = pool;
+  }
+
+  /** The catalog for the active registry generation, publishing a manifest first if one is due. */
+  async catalog(): Promise<Catalog> {
+    const db = await this.#pool.connect();
+    try {
+      const { rows } = await db.query<{ g: string; c: string }>(
+        'SELECT (SELECT coalesce(max(generation), 0) FROM synchro.registry_generations) g, (SELECT checked_generation FROM synchro.manifest_state) c',
+      );
+      const g = Number(rows[0]?.g ?? 0);
+      if (this.#catalog !== undefined && g === this.#generation && Number(rows[0]?.c) === g) return this.#catalog;
+      await db.query('BEGIN');
+      try {
+        await db.query('SET LOCAL ROLE synchro_owner');
+        const catalog = await publish(db);
+        await db.query('COMMIT');
+        this.#catalog = catalog;
+        this.#generation = g;
+        return catalog;
+      } catch (e) {
+        await db.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+    } finally {
+      db.release();
+    }
+  }
+}
+
+async function publish(db: PoolClient): Promise<Catalog> {
+  // One publisher at a time: the state row is the lock.
+  const state = await db.query<{ checked_generation: string }>('SELECT checked_generation FROM synchro.manifest_state FOR UPDATE');
+  const gen = await db.query<{ g: string }>('SELECT coalesce(max(generation), 0) g FROM synchro.registry_generations');
+  const generation = Number(gen.rows[0]?.g ?? 0);
+  const tables = await loadTables(db);
+  const history = new Map<number, Manifest>();
+  for (const r of (await db.query<ManifestRow>('SELECT * FROM synchro.manifests ORDER BY schema_version')).rows) {
+    const m = toManifest(r);
+    history.set(m.version, m);
+  }
+  let current = [...history.values()].at(-1);
+  const tableBodies = [...tables.values()].map(manifestTable).sort((a, b) => utf8Order(String(a.table_id), String(b.table_id)));
+  const unchanged = current !== undefined && canonicalJson(current.body.tables) === canonicalJson(tableBodies);
+  if (current === undefined || (!unchanged && Number(state.rows[0]?.checked_generation) !== generation)) {
+    const version = (current?.version ?? 0) + 1;
+    const cls = current === undefined ? 'initial' : transitionClass(current.body.tables as TableLite[], tableBodies as unknown as TableLite[]);
+    const floorOfParent = current === undefined ? version : Number(current.body.compatibility_floor);
+    const body: Record<string, unknown> = {
+      schema_version: version,
+      parent_schema: current === undefined ? null : { version: current.version, hash: current.hash },
+      transition_class: cls,
+      compatibility_floor: cls === 'class_2' ? floorOfParent : version,
+      tables: tableBodies,
+    };
+    const { hash } = schemaManifestHash(body);
+    body.schema_hash = hash;
+    const text = canonicalJson(body);
+    await db.query(
+      `INSERT INTO synchro.manifests (schema_version, schema_hash, registry_generation, parent_version, parent_hash,
+         transition_class, compatibility_floor, body_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [version, hash, generation, current?.version ?? null, current?.hash ?? null, cls, body.compatibility_floor, text],
+    );
+    current = { version, hash, transitionClass: cls, parent: current === undefined ? null : { version: current.version, hash: current.hash }, text, body };
+    history.set(version, current);
+  }
+  await db.query('UPDATE synchro.manifest_state SET checked_generation = $1', [generation]);
+  return { current, tables, history };
+}

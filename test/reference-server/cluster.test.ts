@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
+
+let cluster: Cluster;
+
+before(async () => {
+  cluster = await startCluster({});
+});
+after(async () => {
+  await cluster?.stop();
+});
+
+async function one<T>(url: string, sql: string): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows[0] as T;
+  } finally {
+    await client.end();
+  }
+}
+
+test('the embedded cluster is PostgreSQL 18 with logical WAL', async () => {
+  const row = await one<{ v: string; wal: string }>(cluster.adminUrl, "SELECT current_setting('server_version_num') v, current_setting('wal_level') wal");
+  assert.equal(Math.floor(Number(row.v) / 10000), 18);
+  assert.equal(row.wal, 'logical');
+});
+
+test('a template clones twice, each clone has the schema, and a clone takes well under a second', async () => {
+  await cluster.createTemplate('tpl_clone');
+  const timings: number[] = [];
+  for (const name of ['clone_a', 'clone_b']) {
+    const t0 = performance.now();
+    await cluster.cloneDatabase('tpl_clone', name);
+    timings.push(performance.now() - t0);
+    const row = await one<{ n: number }>(cluster.urlFor(name), "SELECT count(*)::int n FROM pg_namespace WHERE nspname = 'synchro'");
+    assert.equal(row.n, 1);
+  }
+  for (const ms of timings) assert.ok(ms < 1000, `clone took ${ms.toFixed(0)} ms`);
+  // Roles are cluster-wide: a second template installs without tripping over them.
+  await cluster.createTemplate('tpl_second');
+  await cluster.dropDatabase('clone_a');
+  const gone = await one<{ n: number }>(cluster.adminUrl, "SELECT count(*)::int n FROM pg_database WHERE datname = 'clone_a'");
+  assert.equal(gone.n, 0);
+});
+
+test('the six group roles have no login or special attributes and PUBLIC has no access', async () => {
+  await cluster.createTemplate('tpl_roles');
+  const url = cluster.urlFor('tpl_roles');
+  const roles = await one<{ n: number }>(
+    url,
+    `SELECT count(*)::int n FROM pg_roles WHERE rolname IN ('synchro_owner','synchro_adapter','synchro_seed','synchro_monitor','synchro_operator','synchro_worker')
+       AND NOT (rolcanlogin OR rolsuper OR rolcreatedb OR rolcreaterole OR rolbypassrls OR rolreplication)`,
+  );
+  assert.equal(roles.n, 6);
+  const fns = await one<{ n: number }>(
+    url,
+    `SELECT count(*)::int n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'synchro' AND has_function_privilege('public', p.oid, 'EXECUTE')`,
+  );
+  assert.equal(fns.n, 0);
+  const tables = await one<{ n: number }>(
+    url,
+    `SELECT count(*)::int n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'synchro' AND c.relkind = 'r' AND (has_table_privilege('public', c.oid, 'SELECT')
+        OR has_table_privilege('synchro_adapter', c.oid, 'SELECT'))`,
+  );
+  assert.equal(tables.n, 0);
+  const grants = await one<{ adapter: boolean; seed: boolean; monitor: boolean }>(
+    url,
+    `SELECT has_function_privilege('synchro_adapter', 'synchro.synchro_readiness()', 'EXECUTE') adapter,
+            has_function_privilege('synchro_seed', 'synchro.synchro_readiness()', 'EXECUTE') seed,
+            has_function_privilege('synchro_monitor', 'synchro.synchro_health_detail()', 'EXECUTE') monitor`,
+  );
+  assert.deepEqual(grants, { adapter: true, seed: false, monitor: true });
+});
+
+test('DATABASE_URL attaches to an existing server after checking it; bad choices fail with a clear message', async () => {
+  const attached = await startCluster({ DATABASE_URL: cluster.urlFor('postgres') });
+  await attached.createTemplate('tpl_attached');
+  await attached.stop(); // an external server is left running
+  const row = await one<{ n: number }>(cluster.urlFor('tpl_attached'), "SELECT count(*)::int n FROM pg_namespace WHERE nspname = 'synchro'");
+  assert.equal(row.n, 1);
+  await assert.rejects(startCluster({ DATABASE_URL: 'postgres://nobody:x@127.0.0.1:1/db' }), /cannot connect to the PostgreSQL server at DATABASE_URL/);
+  await assert.rejects(startCluster({ SYNCHRO_DB: 'container' }), /SYNCHRO_DB=container/);
+});

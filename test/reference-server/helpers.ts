@@ -1,0 +1,176 @@
+/**
+ * Shared setup for the reference server tests: one embedded cluster per test
+ * file, a fresh database per test cloned from a template, the server started
+ * in-process on that database, and small request helpers.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { startServer, type RunningServer } from '../../reference/server/app.ts';
+import { mintToken, secretKey } from '../../reference/server/auth.ts';
+import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
+
+export const SECRET = 'reference-server-test-secret';
+const TEMPLATE = 'tpl_reference_server';
+
+export interface Env {
+  cluster: Cluster;
+}
+
+export async function startEnv(): Promise<Env> {
+  const cluster = await startCluster({});
+  await cluster.createTemplate(TEMPLATE);
+  return { cluster };
+}
+
+/** Tests read response members freely; the wire schemas are checked separately. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected member by member in assertions
+type Loose = any;
+
+export interface Reply {
+  status: number;
+  text: string;
+  json: Loose;
+  headers: Headers;
+}
+
+export interface Harness {
+  /** Connection URL of this test's database. */
+  url: string;
+  server: RunningServer;
+  sql: pg.Client;
+  token(user?: string): Promise<string>;
+  post(path: string, body: unknown, opts?: { user?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+/** A fresh database with the given setup SQL, and a running server on it. */
+export async function freshServer(env: Env, setupSql: string): Promise<Harness> {
+  const name = `t_${process.pid}_${++counter}`;
+  await env.cluster.cloneDatabase(TEMPLATE, name);
+  const url = env.cluster.urlFor(name);
+  const sql = new pg.Client({ connectionString: url });
+  await sql.connect();
+  await sql.query(setupSql);
+  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log: () => undefined });
+  const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
+  return {
+    url,
+    server,
+    sql,
+    token,
+    async post(path, body, opts = {}) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await token(opts.user)}`, 'content-type': 'application/json', ...opts.headers },
+        body: opts.raw ?? JSON.stringify(body),
+      });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, text, json, headers: res.headers };
+    },
+    async close() {
+      await server.close();
+      await sql.end();
+      await env.cluster.dropDatabase(name);
+    },
+  };
+}
+
+export const NOTES_SQL = `
+CREATE TABLE public.notes (id text PRIMARY KEY, body text NOT NULL DEFAULT '', n integer CHECK (n IS NULL OR n >= 0),
+  updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
+CREATE TABLE public.tags (id bigint PRIMARY KEY, label text NOT NULL);
+SELECT synchro.synchro_register_table('public.notes', updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');
+SELECT synchro.synchro_register_table('public.tags');
+`;
+
+export interface Session {
+  clientId: string;
+  generation: number;
+  schema: { version: number; hash: string };
+  manifest: Loose;
+  field(table: string, column: string): string;
+  tableId(table: string): string;
+}
+
+export async function connect(h: Harness, user = 'u1', clientId = `c-${randomUUID()}`): Promise<Session> {
+  const res = await h.post(
+    '/sync/connect',
+    { client_id: clientId, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema: { version: 0, hash: '' }, scope_set_version: 0, known_scopes: {} },
+    { user },
+  );
+  if (res.status !== 200) throw new Error(`connect failed: ${res.text}`);
+  const manifest = res.json.schema_definition;
+  const tableOf = (name: string) => manifest.tables.find((t: { name: string }) => t.name === name);
+  return {
+    clientId,
+    generation: res.json.client_generation,
+    schema: { version: res.json.schema.version, hash: res.json.schema.hash },
+    manifest,
+    tableId: (name) => tableOf(name).table_id,
+    field: (name, column) => tableOf(name).fields.find((f: { name: string }) => f.name === column).field_id,
+  };
+}
+
+export const NOW = '2026-09-01T08:00:00.000000Z';
+
+export function pushBody(s: Session, mutations: unknown[], extra: Record<string, unknown> = {}) {
+  return { client_id: s.clientId, client_generation: s.generation, batch_id: randomUUID(), schema: s.schema, mutations, ...extra };
+}
+
+export function insertNote(s: Session, id: string, columns: Record<string, unknown> = {}) {
+  return {
+    mutation_id: randomUUID(),
+    table: s.tableId('notes'),
+    pk: { [s.field('notes', 'id')]: id },
+    authored_schema: s.schema,
+    op: 'insert',
+    client_version: NOW,
+    columns: Object.fromEntries(Object.entries(columns).map(([k, v]) => [s.field('notes', k), v])),
+  };
+}
+
+export function updateNote(s: Session, id: string, base: string, columns: Record<string, unknown>) {
+  return {
+    mutation_id: randomUUID(),
+    table: s.tableId('notes'),
+    pk: { [s.field('notes', 'id')]: id },
+    authored_schema: s.schema,
+    op: 'update',
+    client_version: NOW,
+    base_version: base,
+    columns: Object.fromEntries(Object.entries(columns).map(([k, v]) => [s.field('notes', k), v])),
+  };
+}
+
+export function deleteRow(s: Session, table: 'notes' | 'tags', id: string | number, base: string) {
+  return {
+    mutation_id: randomUUID(),
+    table: s.tableId(table),
+    pk: { [s.field(table, 'id')]: typeof id === 'number' ? String(id) : id },
+    authored_schema: s.schema,
+    op: 'delete',
+    client_version: NOW,
+    base_version: base,
+  };
+}
+
+/** Everything a push can change, as one comparable snapshot. */
+export async function snapshot(h: Harness): Promise<string> {
+  const q = async (sql: string) => JSON.stringify((await h.sql.query(sql)).rows);
+  return [
+    await q('SELECT * FROM synchro.push_batches ORDER BY batch_id'),
+    await q('SELECT * FROM synchro.push_mutations ORDER BY mutation_id'),
+    await q('SELECT table_id, pk_text, state, server_version FROM synchro.row_versions ORDER BY 1, 2'),
+    await q('SELECT user_id, client_id, client_generation, accepted_write_epoch, scope_set_version FROM synchro.clients ORDER BY 1, 2'),
+    await q('SELECT * FROM public.notes ORDER BY id'),
+    await q('SELECT * FROM public.tags ORDER BY id'),
+  ].join('\n');
+}
