@@ -14,8 +14,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { AdapterSpec } from '../adapters/prepare.ts';
+import { parseCommandLine } from '../cli-args.ts';
 import { readCatalog } from '../catalog/parse.ts';
 import { loadRecords } from '../catalog/records.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
@@ -51,7 +51,8 @@ export function profileTags(profile: string): string | undefined {
   throw new UsageError(`--profile must be server, client or full, not "${profile}"`);
 }
 
-function parallelism(value: string | undefined, configured: number | undefined): number {
+/** The --parallel option: a whole number of Cucumber workers, or the configured or machine default. */
+export function parallelism(value: string | undefined, configured: number | undefined): number {
   if (value === undefined) return configured ?? Math.min(2, availableParallelism());
   const count = Number(value);
   if (!Number.isInteger(count) || count < 1 || count > 64) throw new UsageError(`--parallel takes a whole number from 1 to 64, not "${value}"`);
@@ -64,13 +65,7 @@ function locate(spec: AdapterSpec, baseDir: string): AdapterSpec {
 }
 
 export async function main(args: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: false }>>;
-  try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: false });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
-  }
-  const { values } = parsed;
+  const { values } = parseCommandLine({ args, options: OPTIONS, allowPositionals: false }, USAGE);
   if (values.help) {
     console.log(USAGE);
     return EXIT_OK;

@@ -11,13 +11,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import parseTagExpression from '@cucumber/tag-expressions';
 import { loadRecords } from '../catalog/records.ts';
+import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { knownFaultNames } from '../faults/registry.ts';
 import { writeAllOrNothing, writeReports } from '../report/write.ts';
-import { profileTags } from '../run/command.ts';
+import { parallelism, profileTags } from '../run/command.ts';
 import { runSensitivity, type SensitivityOutcome } from './run.ts';
 
 export const USAGE = `sensitivity [--tags <expression>] [--profile server|client|full] [--server <adapter>] [--client <adapter>]
@@ -37,12 +37,7 @@ const OPTIONS = {
 } as const;
 
 export async function main(args: string[]): Promise<number> {
-  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS }>>['values'];
-  try {
-    values = parseArgs({ args, options: OPTIONS }).values;
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
-  }
+  const { values } = parseCommandLine({ args, options: OPTIONS }, USAGE);
   if (values.help) {
     console.log(USAGE);
     return EXIT_OK;
@@ -51,8 +46,7 @@ export async function main(args: string[]): Promise<number> {
   const root = dirname(recordsPath);
   const selector = selectRecords(values.profile, values.tags);
   const records = loadRecords(recordsPath).records.filter(({ record }) => selector(featureTags(record)));
-  const parallel = Number(values.parallel);
-  if (!Number.isInteger(parallel) || parallel < 1) throw new UsageError(`--parallel takes a whole number of at least 1, not "${values.parallel}"`);
+  const parallel = parallelism(values.parallel, 1);
 
   const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-'));
   let outcome: SensitivityOutcome;

@@ -4,21 +4,10 @@
  * from the code, `retryable` is true exactly for the three retryable codes, and
  * 429/503 carry Retry-After.
  */
-export const STATUS: Record<string, number> = {
-  invalid_request: 400,
-  invalid_schema_reference: 400,
-  auth_required: 401,
-  idempotency_conflict: 409,
-  client_retired: 409,
-  client_generation_expired: 409,
-  rebuild_restart_required: 409,
-  schema_mismatch: 422,
-  upgrade_required: 426,
-  retry_later: 429,
-  sync_integrity_failure: 500,
-  capture_pending: 503,
-  temporary_unavailable: 503,
-};
+import { STATUS_BY_CODE } from '../../../harness/wire/rules/errors.ts';
+
+// The status of each code is the wire protocol's code table, kept once in harness/wire.
+const STATUS: Readonly<Record<string, number>> = STATUS_BY_CODE;
 
 const RETRYABLE = new Set(['retry_later', 'capture_pending', 'temporary_unavailable']);
 
