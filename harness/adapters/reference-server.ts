@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
+import { referenceControls } from './reference-controls.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
@@ -23,7 +24,8 @@ import { mintJwt } from './token.ts';
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
 const CLUSTER_MODULES = ['reference/server/db/index.ts', 'reference/server/db/cluster.ts'];
-const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'inspect', 'logs'];
+// capture, compaction and seed arrive with the reference's capture worker and retention.
+const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'inspect', 'logs', 'clock', 'clients'];
 const START_DEADLINE_MS = 60_000;
 
 /** The part of the reference cluster module the adapter uses. */
@@ -104,7 +106,7 @@ async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T
 
 /** Starts `main.ts`, resolving with its base URL once it printed its listening line. */
 async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number): Promise<{ child: OwnedProcess; baseUrl: string }> {
-  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', '0', '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls'];
+  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', '0', '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
   const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
   if (faults.length === 0) delete env.SYNCHRO_FAULTS;
   const child = new OwnedProcess(args, { cwd: join(setup.entry, '..', '..', '..'), env });
@@ -136,7 +138,12 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
   const database = `synchro_${scenario.name}`.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
   await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
   const url = databaseUrl(cluster.adminUrl, database);
-  const dropDatabase = () => admin(cluster.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`)).then(() => {});
+  // The capture worker's logical slot pins the database, so it goes first.
+  const dropDatabase = () =>
+    admin(cluster.adminUrl, async (client) => {
+      await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
+      await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
+    });
   let started: { child: OwnedProcess; baseUrl: string };
   try {
     started = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs);
@@ -145,6 +152,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     throw error;
   }
   const sql = new SqlControls(url);
+  const controls = referenceControls(started.baseUrl);
   let closed = false;
   return {
     id: setup.id,
@@ -156,6 +164,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     scopes: sql.scopes,
     schema: sql.schema,
     inspect: sql.inspect,
+    clock: controls.clock,
+    clients: controls.clients,
     logs: { text: () => started.child.stderr },
     async close() {
       if (closed) return;

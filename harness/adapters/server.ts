@@ -61,13 +61,23 @@ export interface CaptureControl {
   injectPoison(): Promise<void>;
 }
 
+/** The server's clock for protocol decisions (`server_time`, expiry, lifetimes). */
 export interface ClockControl {
+  /** Moves the clock forward; time keeps flowing from there. */
   advance(milliseconds: number): Promise<void>;
+  /** Puts the clock at a UTC instant (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`). */
+  set(instant: string): Promise<void>;
+  /** The server's current time as an ISO instant. */
+  now(): Promise<string>;
 }
 
 export interface ClientsControl {
+  /** Expires the client whatever its age: its next push, pull or rebuild gets `409 client_generation_expired`. */
   expire(userId: string, clientId: string): Promise<void>;
+  /** Irreversible: every later request of the identity is `409 client_retired`. */
   retire(userId: string, clientId: string): Promise<void>;
+  /** Applies the stale-client rule at the server's current time; returns the clients it expired. */
+  runExpiry(): Promise<{ userId: string; clientId: string }[]>;
 }
 
 export interface CompactionControl {

@@ -5,8 +5,12 @@
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { secretKey } from './auth.ts';
+import { CaptureWorker } from './capture/worker.ts';
 import { installSchema } from './db/install.ts';
+import { Admission } from './http/admission.ts';
 import { createSyncServer } from './http/server.ts';
+import { createControls } from './controls/routes.ts';
+import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { ManifestStore } from './registry/manifests.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.
@@ -15,15 +19,46 @@ pg.types.setTypeParser(20, (v: string) => v);
 export interface RunningServer {
   url: string;
   pool: pg.Pool;
+  /** The WAL capture worker, when started with `capture: true`. */
+  capture?: CaptureWorker;
   close(): Promise<void>;
 }
 
-export async function startServer(options: { databaseUrl: string; jwtSecret: string; host?: string; port?: number; log?: (line: string) => void }): Promise<RunningServer> {
+export interface StartOptions {
+  databaseUrl: string;
+  jwtSecret: string;
+  host?: string;
+  port?: number;
+  log?: (line: string) => void;
+  /** Serve the `/__test/` endpoints (loopback peers only). */
+  testControls?: boolean;
+  /** Milliseconds; the 30-day default when absent. */
+  staleClientIntervalMs?: number;
+  /** Per-endpoint in-flight limits; no admission control when absent. */
+  admissionLimits?: ReadonlyMap<string, number>;
+  /** Run the WAL capture worker in this process. */
+  capture?: boolean;
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
   await installSchema(options.databaseUrl);
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
   pool.on('error', () => undefined);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const server = createSyncServer({ pool, manifests: new ManifestStore(pool), jwtKey: secretKey(options.jwtSecret), log });
+  let capture: CaptureWorker | undefined;
+  if (options.capture === true) {
+    capture = new CaptureWorker({ databaseUrl: options.databaseUrl, log });
+    await capture.start();
+  }
+  const staleClientIntervalMs = options.staleClientIntervalMs ?? parseStaleInterval(DEFAULT_STALE_CLIENT_INTERVAL);
+  const server = createSyncServer({
+    pool,
+    manifests: new ManifestStore(pool),
+    jwtKey: secretKey(options.jwtSecret),
+    log,
+    ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
+    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs }) } : {}),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
@@ -32,9 +67,11 @@ export async function startServer(options: { databaseUrl: string; jwtSecret: str
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
     pool,
+    ...(capture === undefined ? {} : { capture }),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await capture?.stop();
       await pool.end();
     },
   };

@@ -5,6 +5,10 @@
  *
  *   node reference/server/main.ts [--host 127.0.0.1] [--port 0] [--database-url <url>]
  *     [--jwt-secret <secret>] [--test-controls] [--demo]
+ *     [--stale-client-interval 30d] [--max-in-flight <n | endpoint=n,...>] [--capture]
+ *
+ * --test-controls serves the /__test/ endpoints (clock, client expiry and
+ * retirement) to loopback peers; it refuses a non-loopback --host.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -13,6 +17,9 @@ import { mintToken, secretKey } from './auth.ts';
 import { type Cluster, startCluster } from './db/cluster.ts';
 import { installSchema } from './db/install.ts';
 import { installDemo } from './demo.ts';
+import { isLoopback } from './controls/routes.ts';
+import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
+import { parseAdmissionLimits } from './http/admission.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -25,10 +32,21 @@ async function main(): Promise<void> {
       'jwt-secret': { type: 'string' },
       'test-controls': { type: 'boolean', default: false },
       demo: { type: 'boolean', default: false },
+      'stale-client-interval': { type: 'string', default: DEFAULT_STALE_CLIENT_INTERVAL },
+      'max-in-flight': { type: 'string' },
+      // WAL capture (pull and rebuild need it); always on for the embedded database this process owns.
+      capture: { type: 'boolean', default: false },
     },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, not ${values.port}`);
+  // Settings are checked before any database work, so a bad value stops the server at once.
+  const staleClientIntervalMs = parseStaleInterval(values['stale-client-interval']);
+  const admissionLimits = values['max-in-flight'] === undefined ? undefined : parseAdmissionLimits(values['max-in-flight']);
+  const testControls = values['test-controls'];
+  if (testControls && !isLoopback(values.host === 'localhost' ? '127.0.0.1' : values.host)) {
+    throw new Error(`--test-controls needs a loopback --host (127.0.0.1, ::1 or localhost), not ${values.host}`);
+  }
   // `npm run reference:server` with no arguments is the person-facing demo.
   const demo = values.demo || (values['database-url'] === undefined && process.argv.length <= 2);
   let cluster: Cluster | undefined;
@@ -42,7 +60,17 @@ async function main(): Promise<void> {
   }
   if (demo) await installDemo(databaseUrl);
   const jwtSecret = values['jwt-secret'] ?? randomBytes(24).toString('base64url');
-  const server = await startServer({ databaseUrl, jwtSecret, host: values.host, port, log });
+  const server = await startServer({
+    databaseUrl,
+    jwtSecret,
+    host: values.host,
+    port,
+    log,
+    testControls,
+    staleClientIntervalMs,
+    capture: values.capture || cluster !== undefined,
+    ...(admissionLimits !== undefined ? { admissionLimits } : {}),
+  });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, database_url: databaseUrl })}\n`);
   if (demo || values['jwt-secret'] === undefined) {
     log(`jwt secret: ${jwtSecret}`);

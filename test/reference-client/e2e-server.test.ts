@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { SignJWT } from 'jose';
+import pg from 'pg';
 import { SynchroClient } from '../../reference/client/client.ts';
 import { httpTransport, NetworkError, type Transport } from '../../reference/client/sync/transport.ts';
 import { instantClock } from './fixtures.ts';
@@ -18,6 +19,7 @@ import { instantClock } from './fixtures.ts';
 const SECRET = 'reference-client-e2e-secret';
 let server: ChildProcess;
 let url = '';
+let databaseUrl = '';
 
 before(async () => {
   server = spawn(process.execPath, ['reference/server/main.ts', '--demo', '--jwt-secret', SECRET], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -29,7 +31,7 @@ before(async () => {
     createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
     server.once('exit', (code) => reject(new Error(`reference server exited (${code}): ${stderr}`)));
   });
-  url = (JSON.parse(line) as { url: string }).url;
+  ({ url, database_url: databaseUrl } = JSON.parse(line) as { url: string; database_url: string });
 });
 
 after(async () => {
@@ -76,11 +78,14 @@ test('a stale update from a second client is rejected with the current row, and 
   assert.deepEqual(b.query("SELECT body FROM notes WHERE id = 'e2e-2'"), [{ body: 'one' }]);
   a.execute("UPDATE notes SET body = 'one, edited' WHERE id = 'e2e-2'");
   await a.syncNow();
+  // Pull serves only materialized state: let capture catch up so b's pull cannot bring back the older row.
+  await projected('e2e-2');
   b.execute("UPDATE notes SET body = 'stale' WHERE id = 'e2e-2'");
   await b.syncNow();
   const last = b.inspectMutations().at(-1);
   assert.equal(last?.status, 'server_rejected');
-  assert.equal(b.inspectRejections().at(-1)?.code, 'version_conflict');
+  // Rejections recorded at the same virtual instant are listed by mutation ID, so look this one up by its ID.
+  assert.equal(b.inspectRejections().find((r) => r.mutationId === last?.mutationId)?.code, 'version_conflict');
   assert.deepEqual(b.query("SELECT body FROM notes WHERE id = 'e2e-2'"), [{ body: 'one, edited' }]);
   a.close();
   b.close();
@@ -109,3 +114,68 @@ test('a lost push response is replayed by the server and applied once', async ()
   assert.equal(c.inspectBatches().length, 1);
   c.close();
 });
+
+/** Waits (bounded, by querying) until the capture worker has materialized a write of this key. */
+async function materialized(db: pg.Client, key: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while ((await db.query('SELECT 1 FROM synchro.scope_effects WHERE pk_text = $1', [key])).rowCount === 0) {
+    if (Date.now() > deadline) throw new Error(`${key} was never materialized`);
+  }
+}
+
+test('a pushed row and a direct SQL write reach a second client only through capture, pull and rebuild, and both converge', async () => {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const a = await client('e2e-d1', 'user-d');
+  const b = await client('e2e-e1', 'user-e');
+  try {
+    await a.syncNow();
+    await b.syncNow();
+    a.execute("INSERT INTO notes(id, body) VALUES ('conv-1', 'from a')");
+    await a.syncNow();
+    await db.query("INSERT INTO demo.notes (id, body) VALUES ('conv-2', 'from sql')");
+    await materialized(db, 'conv-1');
+    await materialized(db, 'conv-2');
+    await b.syncNow();
+    await a.syncNow();
+    const rows = "SELECT id, body FROM notes WHERE id LIKE 'conv-%' ORDER BY id";
+    const expected = [
+      { id: 'conv-1', body: 'from a' },
+      { id: 'conv-2', body: 'from sql' },
+    ];
+    assert.deepEqual(b.query(rows), expected);
+    assert.deepEqual(a.query(rows), expected);
+    const versions = (c: SynchroClient) => c.inspectRowVersions().filter((v) => v.recordId?.startsWith('conv-')).map((v) => [v.recordId, v.serverVersion]).sort();
+    assert.deepEqual(versions(b), versions(a));
+    // An update by b flows back to a the same way.
+    b.execute("UPDATE notes SET body = 'edited by b' WHERE id = 'conv-2'");
+    await b.syncNow();
+    const { rows: fence } = await db.query("SELECT server_version FROM synchro.row_versions WHERE pk_text = 'conv-2'");
+    const deadline = Date.now() + 15_000;
+    while ((await db.query("SELECT 1 FROM synchro.projections WHERE pk_text = 'conv-2' AND server_version = $1", [fence[0]?.server_version])).rowCount === 0) {
+      if (Date.now() > deadline) throw new Error('the update was never materialized');
+    }
+    await a.syncNow();
+    assert.deepEqual(a.query("SELECT body FROM notes WHERE id = 'conv-2'"), [{ body: 'edited by b' }]);
+  } finally {
+    a.close();
+    b.close();
+    await db.end();
+  }
+});
+
+/** Waits (bounded, by querying) until the latest version of a key is the materialized one. */
+async function projected(key: string): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const deadline = Date.now() + 15_000;
+    const sql = `SELECT 1 FROM synchro.row_versions v JOIN synchro.projections p USING (table_id, pk_text)
+                  WHERE v.pk_text = $1 AND p.server_version = v.server_version`;
+    while ((await db.query(sql, [key])).rowCount === 0) {
+      if (Date.now() > deadline) throw new Error(`${key} was never materialized`);
+    }
+  } finally {
+    await db.end();
+  }
+}

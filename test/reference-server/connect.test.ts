@@ -183,13 +183,20 @@ test('schema dispatch: reset rebuilds every assigned scope, unknown lineage is u
   });
 });
 
-test('readiness fails closed until capture exists; pull and rebuild answer a retryable 503', async () => {
+test('without a capture worker readiness fails closed and valid pulls and rebuilds answer a retryable 503', async () => {
   await withServer(async (h) => {
     const ready = await fetch(`${h.server.url}/ready`);
     assert.equal(ready.status, 503);
     assert.equal(await ready.text(), '{"ready":false}');
-    for (const path of ['/sync/pull', '/sync/rebuild']) {
-      const res = await h.post(path, {});
+    const s = await connect(h);
+    const envelope = { client_id: s.clientId, client_generation: s.generation, schema: s.schema };
+    const bodies: Array<[string, unknown]> = [
+      ['/sync/pull', { ...envelope, scope_set_version: 1, scopes: {}, limit: 10 }],
+      ['/sync/rebuild', { ...envelope, scope: 'user:u1', rebuild_id: '0197e83a-f7e8-7e21-92c0-c621732bd5de', cursor: null, limit: 10 }],
+    ];
+    for (const [path, body] of bodies) {
+      assert.equal((await h.post(path, {})).status, 400);
+      const res = await h.post(path, body);
       assert.equal(res.status, 503);
       assert.equal(res.json.error.code, 'temporary_unavailable');
       assert.equal(res.json.error.retryable, true);

@@ -46,22 +46,24 @@ export interface Harness {
 let counter = 0;
 
 /** A fresh database with the given setup SQL, and a running server on it. */
-export async function freshServer(env: Env, setupSql: string): Promise<Harness> {
+export async function freshServer(env: Env, setupSql: string, options: { capture?: boolean } = {}): Promise<Harness> {
   const name = `t_${process.pid}_${++counter}`;
   await env.cluster.cloneDatabase(TEMPLATE, name);
   const url = env.cluster.urlFor(name);
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
   await sql.query(setupSql);
-  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log: () => undefined });
+  // SYNCHRO_TEST_LOG=1 shows the server's log lines (codes only) while debugging a test.
+  const log = process.env.SYNCHRO_TEST_LOG === '1' ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
+  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log, capture: options.capture === true });
   const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
-  return {
+  const h: Harness = {
     url,
     server,
     sql,
     token,
     async post(path, body, opts = {}) {
-      const res = await fetch(`${server.url}${path}`, {
+      const res = await fetch(`${h.server.url}${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${await token(opts.user)}`, 'content-type': 'application/json', ...opts.headers },
         body: opts.raw ?? JSON.stringify(body),
@@ -76,11 +78,13 @@ export async function freshServer(env: Env, setupSql: string): Promise<Harness> 
       return { status: res.status, text, json, headers: res.headers };
     },
     async close() {
-      await server.close();
+      // A test may have replaced the server (a restart); close whichever runs now.
+      await h.server.close();
       await sql.end();
       await env.cluster.dropDatabase(name);
     },
   };
+  return h;
 }
 
 export const NOTES_SQL = `

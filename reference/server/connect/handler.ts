@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { ConnectRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
+import { serverClock } from '../controls/clock.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
 import { serverTime } from '../push/handler.ts';
@@ -62,9 +63,10 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       // A client the server never saw; a presented generation is never handed out again.
       generation = (request.client_generation ?? 0) + 1;
       await db.query(
-        `INSERT INTO synchro.clients (user_id, client_id, client_generation, platform, app_version, installed_schema_version, installed_schema_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [...scope, generation, request.platform, request.app_version, fresh ? null : request.schema.version, fresh ? null : request.schema.hash],
+        `INSERT INTO synchro.clients (user_id, client_id, client_generation, platform, app_version, installed_schema_version, installed_schema_hash, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        // created_at starts the stale-client interval, so it comes from the server clock that expiry reads.
+        [...scope, generation, request.platform, request.app_version, fresh ? null : request.schema.version, fresh ? null : request.schema.hash, serverClock.now().toISOString()],
       );
       row = { client_generation: String(generation), scope_set_version: '0', expired: false };
     } else {

@@ -64,6 +64,10 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
       await adminQuery(adminUrl, `CREATE DATABASE ${ident(name)} TEMPLATE ${ident(template)}`);
     },
     async dropDatabase(name) {
+      // A logical slot pins its database; the capture slot goes with the database.
+      // ident() has checked the name, so it can stand as a literal too.
+      ident(name);
+      await adminQuery(adminUrl, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '${name}' AND NOT active`);
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
     },
     stop,

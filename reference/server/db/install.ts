@@ -8,7 +8,7 @@ import pg from 'pg';
 
 const SQL_DIR = new URL('../sql/', import.meta.url);
 const ROLE_FILE = '001-roles.sql';
-const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql'];
+const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql', '008-capture.sql', '009-pull.sql'];
 
 async function sql(file: string): Promise<string> {
   return await readFile(new URL(file, SQL_DIR), 'utf8');
@@ -28,8 +28,12 @@ export async function installSchema(databaseUrl: string): Promise<boolean> {
       return false;
     }
     await client.query('CREATE SCHEMA synchro AUTHORIZATION synchro_owner');
+    await client.query('CREATE SCHEMA synchro_projection AUTHORIZATION synchro_owner');
     await client.query('SET LOCAL ROLE synchro_owner');
     for (const file of SCHEMA_FILES) await client.query(await sql(file));
+    // The capture publication starts empty; registration adds each relation to it.
+    await client.query('RESET ROLE');
+    await client.query('CREATE PUBLICATION synchro_capture');
     await client.query('COMMIT');
     return true;
   } catch (e) {

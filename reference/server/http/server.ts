@@ -7,8 +7,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Pool } from 'pg';
 import { authenticate } from '../auth.ts';
 import { handleConnect } from '../connect/handler.ts';
+import { handlePull } from '../pull/handler.ts';
+import { handleRebuild } from '../rebuild/handler.ts';
 import { handlePush } from '../push/handler.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
+import { serverClock } from '../controls/clock.ts';
+import type { Admission } from './admission.ts';
 import { checkContentType, parseBody, readBody } from './body.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './errors.ts';
 
@@ -17,6 +21,10 @@ export interface ServerOptions {
   manifests: ManifestStore;
   jwtKey: Uint8Array;
   log: (line: string) => void;
+  /** Per-endpoint in-flight limits (`--max-in-flight`); absent means no admission control. */
+  admission?: Admission;
+  /** The `/__test/` handler, present only with `--test-controls`. */
+  controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
 }
 
 function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
@@ -63,24 +71,25 @@ export function createSyncServer(options: ServerOptions): Server {
     const userId = await authenticate(req, jwtKey);
     checkContentType(req);
     const value = parseBody(await readBody(req));
-    send(res, 200, await run(userId, value));
-  };
-  const notYet: Handler = async (req) => {
-    await authenticate(req, jwtKey);
-    // Pull and rebuild arrive with the capture worker; until then they are honestly unavailable.
-    throw temporarilyUnavailable('this endpoint is not available yet');
+    // Admission after authentication and parsing: a refused request has done no work yet.
+    const release = options.admission?.enter((req.url ?? '/').split('?')[0] as string) ?? (() => {});
+    try {
+      send(res, 200, await run(userId, value));
+    } finally {
+      release();
+    }
   };
 
   const routes: Record<string, { method: 'GET' | 'POST'; handler: Handler }> = {
     '/sync/connect': { method: 'POST', handler: post((u, v) => handleConnect(pool, manifests, u, v)) },
     '/sync/push': { method: 'POST', handler: post(async (u, v) => (await handlePush(pool, manifests, u, v)).body) },
-    '/sync/pull': { method: 'POST', handler: notYet },
-    '/sync/rebuild': { method: 'POST', handler: notYet },
+    '/sync/pull': { method: 'POST', handler: post((u, v) => handlePull(pool, manifests, u, v)) },
+    '/sync/rebuild': { method: 'POST', handler: post((u, v) => handleRebuild(pool, manifests, u, v)) },
     '/sync/schema': {
       method: 'GET',
       handler: async (_req, res) => {
         const { current } = await manifests.catalog();
-        const body = `{"manifest":${current.text},"schema_hash":"${current.hash}","schema_version":${current.version},"server_time":"${new Date().toISOString()}"}`;
+        const body = `{"manifest":${current.text},"schema_hash":"${current.hash}","schema_version":${current.version},"server_time":"${serverClock.now().toISOString()}"}`;
         send(res, 200, body);
       },
     },
@@ -111,6 +120,7 @@ export function createSyncServer(options: ServerOptions): Server {
     const path = (req.url ?? '/').split('?')[0] as string;
     const route = routes[path];
     const run = async () => {
+      if (options.controls !== undefined && path.startsWith('/__test/')) return options.controls(req, res, path);
       if (route === undefined) throw new SyncError('invalid_request', 'no such endpoint', {}, 404);
       if (req.method !== route.method) {
         sendError(res, new SyncError('invalid_request', 'method not allowed', {}, 405), { Allow: route.method });

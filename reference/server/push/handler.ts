@@ -7,6 +7,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { batchFingerprint, canonicalJson, mutationFingerprint } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
+import { serverClock } from '../controls/clock.ts';
 import { fault } from '../faults.ts';
 import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../http/errors.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
@@ -19,7 +20,7 @@ export interface PushResult {
 }
 
 /** Microsecond UTC time in the protocol's `Z` form. */
-export function serverTime(now = new Date()): string {
+export function serverTime(now = serverClock.now()): string {
   return `${now.toISOString().slice(0, 23)}000Z`;
 }
 

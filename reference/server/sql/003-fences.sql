@@ -50,6 +50,10 @@ BEGIN
   ON CONFLICT (table_id, pk_text) DO UPDATE
     SET state = excluded.state, server_version = excluded.server_version,
         mutation_id = excluded.mutation_id, changed_at = excluded.changed_at;
+  -- The capture worker correlates each decoded row event with this fence by row identity.
+  PERFORM pg_logical_emit_message(true, 'synchro_fence',
+    jsonb_build_object('t', v_table, 'k', v_pk, 'v', v_version, 's', v_state)::text);
+  PERFORM pg_notify('synchro_capture', '');
   RETURN NULL;
 END
 $$;

@@ -243,6 +243,17 @@ BEGIN
     v_qualified);
   -- Creating the triggers locked out writers; rows already present get their first version now.
   PERFORM synchro.fence_backfill(v_table, v_oid, v_pk_att.attname, coalesce(p_deleted_at_col, ''));
+  -- Capture sees the relation from this transaction on. Adding it to the publication needs the
+  -- publication owner's rights; without them the capture worker adds it when it next starts.
+  BEGIN
+    EXECUTE format('ALTER PUBLICATION synchro_capture ADD TABLE %s', v_qualified);
+  EXCEPTION WHEN undefined_object OR insufficient_privilege OR duplicate_object THEN
+    NULL;
+  END;
+  -- Membership functions read the worker's commit-ordered projection, never the live relation.
+  PERFORM synchro.projection_create(v_table);
+  -- Rows already present reach the projections through baseline messages in this transaction.
+  PERFORM synchro.capture_baseline(v_table);
   RETURN v_table;
 END
 $$;
@@ -280,6 +291,11 @@ BEGIN
   EXECUTE format('DROP TRIGGER synchro_primary_key_guard ON %s', v_oid::regclass);
   EXECUTE format('DROP TRIGGER synchro_capture_fence ON %s', v_oid::regclass);
   EXECUTE format('DROP TRIGGER synchro_capture_truncate_guard ON %s', v_oid::regclass);
+  BEGIN
+    EXECUTE format('ALTER PUBLICATION synchro_capture DROP TABLE %s', v_oid::regclass);
+  EXCEPTION WHEN undefined_object OR insufficient_privilege THEN
+    NULL;
+  END;
   RETURN v_table;
 END
 $$;

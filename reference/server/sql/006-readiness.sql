@@ -1,7 +1,6 @@
 -- Fail-closed readiness. Each check is ok, failed or unknown; the server is
 -- ready only when every check is ok. The capture checks (publication, slot,
--- worker, progress, lag) belong to the WAL worker, which this server part does
--- not run yet, so they report unknown and readiness stays false.
+-- worker, progress, lag) are computed by synchro.capture_health().
 
 CREATE FUNCTION synchro.synchro_health_detail() RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
@@ -12,6 +11,7 @@ DECLARE
   v_checked bigint;
   v_bad int;
   v_ready boolean;
+  v_capture jsonb;
 BEGIN
   v_checks := v_checks || jsonb_build_object('database_contract', jsonb_build_object('state', 'ok', 'reason', 'ok'));
 
@@ -44,14 +44,12 @@ BEGIN
     THEN jsonb_build_object('state', 'ok', 'reason', 'ok')
     ELSE jsonb_build_object('state', 'failed', 'reason', 'capture_triggers_invalid') END);
 
-  FOREACH v_name IN ARRAY ARRAY['publication', 'replication_slot', 'stream_reset', 'poison', 'materialization_progress',
-                                'worker', 'heartbeat', 'wal_byte_lag', 'wal_time_lag'] LOOP
-    v_checks := v_checks || jsonb_build_object(v_name, jsonb_build_object('state', 'unknown', 'reason', 'health_query_unavailable'));
-  END LOOP;
+  -- Capture checks (tables from 008-capture.sql). Every failure names its check; nothing here shows row data.
+  v_capture := synchro.capture_health();
+  v_checks := v_checks || (v_capture -> 'checks');
 
   SELECT bool_and(value ->> 'state' = 'ok') INTO v_ready FROM jsonb_each(v_checks);
-  RETURN jsonb_build_object('ready', coalesce(v_ready, false), 'checks', v_checks,
-    'observations', jsonb_build_object('heartbeat_age_seconds', NULL, 'wal_lag_bytes', NULL, 'wal_lag_seconds', NULL));
+  RETURN jsonb_build_object('ready', coalesce(v_ready, false), 'checks', v_checks, 'observations', v_capture -> 'observations');
 END
 $$;
 

@@ -1,0 +1,41 @@
+/**
+ * The reference server's `clock` and `clients` capabilities, over the
+ * `/__test/` endpoints it serves to loopback peers when started with
+ * `--test-controls`. A refusal is an error naming the endpoint and the
+ * server's answer, so a scenario fails with the reason.
+ */
+import type { ClientsControl, ClockControl } from './server.ts';
+
+async function call(baseUrl: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const init: RequestInit = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  const response = await fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`reference test control ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl } {
+  return {
+    clock: {
+      advance: async (milliseconds) => {
+        await call(baseUrl, '/__test/clock/advance', { milliseconds });
+      },
+      set: async (instant) => {
+        await call(baseUrl, '/__test/clock/set', { now: instant });
+      },
+      now: async () => String((await call(baseUrl, '/__test/clock')).now),
+    },
+    clients: {
+      expire: async (userId, clientId) => {
+        await call(baseUrl, '/__test/clients/expire', { user_id: userId, client_id: clientId });
+      },
+      retire: async (userId, clientId) => {
+        await call(baseUrl, '/__test/clients/retire', { user_id: userId, client_id: clientId });
+      },
+      runExpiry: async () => {
+        const { expired } = (await call(baseUrl, '/__test/clients/expire-stale', {})) as { expired: { user_id: string; client_id: string }[] };
+        return expired.map((c) => ({ userId: c.user_id, clientId: c.client_id }));
+      },
+    },
+  };
+}

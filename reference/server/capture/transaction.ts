@@ -1,0 +1,191 @@
+/**
+ * Groups decoded pgoutput messages into source transactions and turns each
+ * into an ordered list of row events, every one paired with the version
+ * fence its write produced. Pure: no database access.
+ */
+import { createHash } from 'node:crypto';
+import { type Cell, decodeMessage, type PgOutputMessage, type RelationColumn } from './pgoutput.ts';
+
+/** A failure that quarantines the transaction, with a bounded class and no row data. */
+export class CaptureFailure extends Error {
+  readonly failureClass: string;
+  readonly tableId: string | null;
+  constructor(failureClass: string, detail: string, tableId: string | null = null) {
+    super(detail);
+    this.failureClass = failureClass;
+    this.tableId = tableId;
+  }
+}
+
+export interface RelationInfo {
+  oid: number;
+  namespace: string;
+  name: string;
+  columns: RelationColumn[];
+}
+
+export interface SourceTransaction {
+  xid: number;
+  commitLsn: bigint;
+  endLsn: bigint;
+  /** Decoded messages in order (relations included, so events can be read against them). */
+  messages: PgOutputMessage[];
+  contentHash: Buffer;
+}
+
+/** Cuts a run of raw replication messages into complete transactions; a trailing partial one is dropped. */
+export function groupTransactions(raw: Buffer[]): SourceTransaction[] {
+  const out: SourceTransaction[] = [];
+  let current: { xid: number; messages: PgOutputMessage[]; hash: ReturnType<typeof createHash> } | undefined;
+  for (const bytes of raw) {
+    const m = decodeMessage(bytes);
+    if (m.tag === 'begin') {
+      current = { xid: m.xid, messages: [], hash: createHash('sha256') };
+      continue;
+    }
+    if (current === undefined) continue; // a non-transactional message between transactions
+    if (m.tag === 'commit') {
+      out.push({ xid: current.xid, commitLsn: m.commitLsn, endLsn: m.endLsn, messages: current.messages, contentHash: current.hash.digest() });
+      current = undefined;
+      continue;
+    }
+    current.hash.update(bytes);
+    current.messages.push(m);
+  }
+  return out;
+}
+
+/** Column name → the value jsonb_populate_record reads (text for most types, parsed JSON for json columns). */
+export type SourceImage = Record<string, unknown>;
+
+export interface RowEvent {
+  ordinal: number;
+  relationOid: number | null;
+  tableId: string | null;
+  op: 'insert' | 'update' | 'delete' | 'baseline';
+  /** Key text as the fence trigger computes it. */
+  pkText: string;
+  /** Complete new image; null for a delete. Unchanged TOAST columns are marked with UNCHANGED. */
+  image: SourceImage | null;
+  fence: { version: string; state: 'live' | 'deleted' };
+}
+
+export const UNCHANGED = Symbol('unchanged');
+
+export interface TableLookup {
+  /** Registered table of a relation OID, or undefined when the relation is not registered. */
+  byOid(oid: number): { tableId: string; pkColumn: string; jsonColumns: Set<string>; columns: Set<string>; schema: string; name: string } | undefined;
+}
+
+function cellValue(cell: Cell, json: boolean): unknown {
+  if (cell.kind === 'null') return null;
+  if (cell.kind === 'unchanged') return UNCHANGED;
+  return json ? JSON.parse(cell.text) : cell.text;
+}
+
+interface FenceMessage {
+  t: string;
+  k: string;
+  v: string;
+  s: 'live' | 'deleted';
+  row?: Record<string, unknown>;
+}
+
+function readFence(content: Buffer): FenceMessage {
+  let v: unknown;
+  try {
+    v = JSON.parse(content.toString('utf8'));
+  } catch {
+    throw new CaptureFailure('decode_failed', 'a fence message is not valid JSON');
+  }
+  const f = v as Partial<FenceMessage>;
+  if (typeof f !== 'object' || f === null || typeof f.t !== 'string' || typeof f.k !== 'string' || typeof f.v !== 'string' || (f.s !== 'live' && f.s !== 'deleted')) {
+    throw new CaptureFailure('decode_failed', 'a fence message lacks a member');
+  }
+  return f as FenceMessage;
+}
+
+/**
+ * Row events in decoded order, with pre-filter ordinals, each correlated
+ * one-to-one with the fence of the same row identity (fences of one
+ * statement follow its rows, so they are matched per identity in order).
+ */
+export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations: Map<number, RelationInfo>): RowEvent[] {
+  const events: RowEvent[] = [];
+  const fences = new Map<string, FenceMessage[]>();
+  const pendingFence = new Map<string, RowEvent[]>();
+  const idKey = (t: string, k: string) => `${t}\u0000${k}`;
+  let ordinal = 0;
+  for (const m of tx.messages) {
+    if (m.tag === 'relation') {
+      relations.set(m.oid, { oid: m.oid, namespace: m.namespace, name: m.name, columns: m.columns });
+      continue;
+    }
+    if (m.tag === 'truncate') {
+      const t = m.oids.map((o) => tables.byOid(o)).find((x) => x !== undefined);
+      throw new CaptureFailure('truncate_unsupported', 'TRUNCATE of a registered relation', t?.tableId ?? null);
+    }
+    if (m.tag === 'message') {
+      if (!m.transactional) continue;
+      if (m.prefix === 'synchro_fence') {
+        const f = readFence(m.content);
+        const key = idKey(f.t, f.k);
+        const waiting = pendingFence.get(key);
+        const ev = waiting?.shift();
+        if (ev === undefined) {
+          const q = fences.get(key) ?? [];
+          q.push(f);
+          fences.set(key, q);
+        } else {
+          ev.fence = { version: f.v, state: f.s };
+        }
+      } else if (m.prefix === 'synchro_baseline') {
+        const f = readFence(m.content);
+        if (typeof f.row !== 'object' || f.row === null) throw new CaptureFailure('decode_failed', 'a baseline message lacks its row', f.t);
+        events.push({ ordinal: ordinal++, relationOid: null, tableId: f.t, op: 'baseline', pkText: f.k, image: f.row, fence: { version: f.v, state: f.s } });
+      }
+      continue;
+    }
+    if (m.tag !== 'insert' && m.tag !== 'update' && m.tag !== 'delete') continue;
+    const thisOrdinal = ordinal++;
+    const table = tables.byOid(m.oid);
+    if (table === undefined) continue; // counted, then filtered: not a registered relation
+    const rel = relations.get(m.oid);
+    if (rel === undefined) throw new CaptureFailure('decode_failed', 'a row event precedes its relation message', table.tableId);
+    if (rel.namespace !== table.schema || rel.name !== table.name || [...table.columns].some((c) => !rel.columns.some((rc) => rc.name === c))) {
+      throw new CaptureFailure('registered_relation_drift', 'the decoded relation differs from its registration', table.tableId);
+    }
+    const cells = m.tag === 'delete' ? m.key : m.tuple;
+    if (cells.length !== rel.columns.length) throw new CaptureFailure('decode_failed', 'tuple width differs from its relation', table.tableId);
+    const image: SourceImage = {};
+    rel.columns.forEach((c, i) => {
+      const cell = cells[i] as Cell;
+      if (m.tag === 'delete' && cell.kind === 'null' && !c.isKey) return;
+      if (table.columns.has(c.name)) image[c.name] = cellValue(cell, table.jsonColumns.has(c.name));
+    });
+    const pk = image[table.pkColumn];
+    if (typeof pk !== 'string') throw new CaptureFailure('decode_failed', 'a row event has no key value', table.tableId);
+    const ev: RowEvent = {
+      ordinal: thisOrdinal,
+      relationOid: m.oid,
+      tableId: table.tableId,
+      op: m.tag,
+      pkText: pk,
+      image: m.tag === 'delete' ? null : image,
+      fence: { version: '', state: 'live' },
+    };
+    const key = idKey(table.tableId, pk);
+    const early = fences.get(key)?.shift();
+    if (early !== undefined) ev.fence = { version: early.v, state: early.s };
+    else pendingFence.set(key, [...(pendingFence.get(key) ?? []), ev]);
+    events.push(ev);
+  }
+  for (const q of fences.values()) if (q.length > 0) throw new CaptureFailure('fence_correlation_failed', 'a version fence has no row event', q[0]?.t ?? null);
+  for (const ev of events) {
+    if (ev.fence.version === '') throw new CaptureFailure('fence_correlation_failed', 'a row event has no version fence', ev.tableId);
+    if (ev.op === 'delete' && ev.fence.state !== 'deleted') {
+      throw new CaptureFailure('fence_correlation_failed', 'a fence state contradicts its row event', ev.tableId);
+    }
+  }
+  return events;
+}

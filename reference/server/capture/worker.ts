@@ -1,0 +1,360 @@
+/**
+ * The WAL capture worker. It owns one permanent logical slot (pgoutput with
+ * messages) on the publication of exactly the registered relations, peeks
+ * complete source transactions, materializes each in one database
+ * transaction, and only then advances the slot and records the
+ * acknowledgement. A transaction it cannot materialize is quarantined once,
+ * durably and without row data, and blocks everything after it.
+ *
+ * It runs inside the server process. Work is triggered, never timed:
+ * the fence trigger's NOTIFY, a retry request, or a caller's `catchUp`.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { loadTables } from '../registry/tables.ts';
+import { formatLsn, parseLsn } from './lsn.ts';
+import { materializeTransaction, type RegisteredTable } from './materialize.ts';
+import { CaptureFailure, groupTransactions, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
+
+export const PUBLICATION = 'synchro_capture';
+const CHANNEL = 'synchro_capture';
+/** Rows per peek; decoding always stops at a transaction boundary. */
+const PEEK_ROWS = 5000;
+/** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
+const HEARTBEAT_MS = 5000;
+
+export class CapturePoisoned extends Error {}
+
+/**
+ * Flushes the WAL written so far and returns the flushed position. Decoding
+ * reads only flushed WAL, and with asynchronous commit a notified commit may
+ * not be flushed yet; a non-transactional message with flush forces it.
+ */
+async function flushWal(db: pg.ClientBase): Promise<string> {
+  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
+  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
+}
+
+export interface CaptureStatus {
+  generation: string;
+  slot: string;
+  processedEndLsn: string;
+  acknowledgedEndLsn: string;
+  materializedCommitLsn: string | null;
+  poisoned: boolean;
+}
+
+export class CaptureWorker {
+  private readonly databaseUrl: string;
+  private readonly log: (line: string) => void;
+  private db: pg.Client | undefined;
+  private listener: pg.Client | undefined;
+  private slot = '';
+  private generation = '';
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private readonly relations = new Map<number, RelationInfo>();
+  private waiters: Array<() => void> = [];
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: { databaseUrl: string; log: (line: string) => void }) {
+    this.databaseUrl = options.databaseUrl;
+    this.log = options.log;
+  }
+
+  async start(): Promise<void> {
+    const db = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture' });
+    await db.connect();
+    db.on('error', () => undefined);
+    this.db = db;
+    await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
+    const { rows } = await db.query<{ oid: string }>('SELECT oid::text FROM pg_database WHERE datname = current_database()');
+    this.slot = `synchro_capture_${rows[0]?.oid}`;
+    await this.ensurePublication();
+    await this.ensureSlot();
+    await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'running', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'running', heartbeat_at = now()");
+    const listener = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture-listen' });
+    await listener.connect();
+    listener.on('error', () => undefined);
+    listener.on('notification', () => this.kick());
+    await listener.query(`LISTEN ${CHANNEL}`);
+    this.listener = listener;
+    // The heartbeat proves liveness to readiness; it also polls, as a safety net behind NOTIFY.
+    this.heartbeat = setInterval(() => this.kick(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+    this.kick();
+  }
+
+  /** The publication lists exactly the active registered relations. */
+  private async ensurePublication(): Promise<void> {
+    const db = this.db as pg.Client;
+    if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION}`);
+    const wanted = new Set(
+      (await db.query<{ q: string }>("SELECT format('%I.%I', physical_schema, physical_relation) AS q FROM synchro.relations WHERE active")).rows.map((r) => r.q),
+    );
+    const present = new Set(
+      (await db.query<{ q: string }>("SELECT format('%I.%I', schemaname, tablename) AS q FROM pg_publication_tables WHERE pubname = $1", [PUBLICATION])).rows.map((r) => r.q),
+    );
+    const add = [...wanted].filter((q) => !present.has(q));
+    const drop = [...present].filter((q) => !wanted.has(q));
+    if (add.length > 0) await db.query(`ALTER PUBLICATION ${PUBLICATION} ADD TABLE ${add.join(', ')}`);
+    if (drop.length > 0) await db.query(`ALTER PUBLICATION ${PUBLICATION} DROP TABLE ${drop.join(', ')}`);
+  }
+
+  /**
+   * First start: a new slot and a new stream generation starting at the slot's
+   * position, then a baseline of every registered table's committed rows.
+   * Later starts: reconcile the slot with the recorded acknowledgement.
+   */
+  private async ensureSlot(): Promise<void> {
+    const db = this.db as pg.Client;
+    const progress = (await db.query<{ stream_generation: string; slot_name: string; acknowledged_end_lsn: string; processed_end_lsn: string; generation_start_lsn: string }>(
+      'SELECT stream_generation, slot_name, acknowledged_end_lsn::text, processed_end_lsn::text, generation_start_lsn::text FROM synchro.wal_progress',
+    )).rows[0];
+    const slot = (await db.query<{ confirmed: string | null; plugin: string }>(
+      'SELECT confirmed_flush_lsn::text AS confirmed, plugin FROM pg_replication_slots WHERE slot_name = $1',
+      [this.slot],
+    )).rows[0];
+    if (progress === undefined) {
+      if (slot !== undefined) throw new Error('a capture slot exists without a recorded stream generation; refusing to adopt it');
+      const created = await db.query<{ lsn: string }>("SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput')", [this.slot]);
+      const start = created.rows[0]?.lsn as string;
+      this.generation = randomUUID();
+      await db.query(
+        'INSERT INTO synchro.wal_progress (stream_generation, slot_name, generation_start_lsn, processed_end_lsn, acknowledged_end_lsn) VALUES ($1, $2, $3, $3, $3)',
+        [this.generation, this.slot, start],
+      );
+      // Rows present before the slot existed enter the stream as baseline messages.
+      await db.query('BEGIN');
+      await db.query("SELECT synchro.capture_baseline(table_id) FROM synchro.relations WHERE active AND kind = 'synced' ORDER BY table_id COLLATE \"C\"");
+      await db.query('COMMIT');
+      return;
+    }
+    this.generation = progress.stream_generation;
+    if (slot === undefined || slot.plugin !== 'pgoutput' || slot.confirmed === null) throw new Error('the recorded capture slot is missing');
+    const confirmed = parseLsn(slot.confirmed);
+    const ack = parseLsn(progress.acknowledged_end_lsn);
+    const processed = parseLsn(progress.processed_end_lsn);
+    if (confirmed < parseLsn(progress.generation_start_lsn) || confirmed > processed) throw new Error('the capture slot is outside the recorded stream');
+    // A slot advance is not crash-durable: catch the slot up to the acknowledgement, or adopt a slot already ahead.
+    if (confirmed < ack) await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, progress.acknowledged_end_lsn]);
+    else if (confirmed > ack) await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [slot.confirmed]);
+  }
+
+  /** Asks for a poll; polls never overlap, and a request during one runs another after it. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.pollOnce();
+        } catch (e) {
+          this.log(`capture poll failed: ${(e as { code?: string }).code ?? (e as Error).name}`);
+        }
+        const ws = this.waiters;
+        this.waiters = [];
+        for (const w of ws) w();
+      } while (this.again && !this.stopped);
+      this.running = undefined;
+    })();
+  }
+
+  private async activePoison(): Promise<{ id: string; retry: boolean; commitLsn: string } | undefined> {
+    const db = this.db as pg.Client;
+    const { rows } = await db.query<{ id: string; retry: boolean; commit_lsn: string }>(
+      "SELECT id::text, retry_requested_at IS NOT NULL AS retry, commit_lsn::text FROM synchro.wal_poison WHERE lifecycle = 'active'",
+    );
+    const r = rows[0];
+    return r === undefined ? undefined : { id: r.id, retry: r.retry, commitLsn: r.commit_lsn };
+  }
+
+  private async tableLookup(): Promise<{ lookup: TableLookup; tables: Map<string, RegisteredTable> }> {
+    const db = this.db as pg.Client;
+    const defs = await loadTables(db as unknown as pg.PoolClient);
+    const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; max_scope_fanout: number }>(
+      "SELECT table_id, physical_relation_oid::int8::int AS oid, physical_schema, physical_relation, membership_function, max_scope_fanout FROM synchro.relations WHERE active AND kind = 'synced'",
+    );
+    const tables = new Map<string, RegisteredTable>();
+    const byOid = new Map<number, RegisteredTable>();
+    for (const r of rows) {
+      const def = defs.get(r.table_id);
+      if (def === undefined) continue;
+      const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, maxScopeFanout: r.max_scope_fanout };
+      tables.set(r.table_id, t);
+      byOid.set(t.oid, t);
+    }
+    const lookup: TableLookup = {
+      byOid(oid) {
+        const t = byOid.get(oid);
+        if (t === undefined) return undefined;
+        return {
+          tableId: t.def.tableId,
+          pkColumn: t.def.pkColumn,
+          schema: t.schema,
+          name: t.name,
+          columns: new Set(t.def.fields.map((f) => f.column)),
+          jsonColumns: new Set(t.def.fields.filter((f) => f.type === 'json').map((f) => f.column)),
+        };
+      },
+    };
+    return { lookup, tables };
+  }
+
+  /** One pass: decode what is committed, materialize and acknowledge transaction by transaction. */
+  private async pollOnce(): Promise<void> {
+    const db = this.db as pg.Client;
+    const poison = await this.activePoison();
+    if (poison !== undefined && !poison.retry) {
+      await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+      return;
+    }
+    for (;;) {
+      const flush = await flushWal(db);
+      let raw: Buffer[];
+      try {
+        raw = (await db.query<{ data: Buffer }>(
+          `SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`,
+          [this.slot, flush, PEEK_ROWS],
+        )).rows.map((r) => r.data);
+      } catch (e) {
+        this.log(`capture decode failed: ${(e as { code?: string }).code ?? 'error'}`);
+        return;
+      }
+      const txs = groupTransactions(raw);
+      if (txs.length === 0) {
+        await this.idleAck(flush);
+        break;
+      }
+      const { lookup, tables } = await this.tableLookup();
+      for (const tx of txs) {
+        const ok = await this.materializeOne(tx, lookup, tables);
+        if (!ok) return;
+      }
+      if (raw.length < PEEK_ROWS) {
+        await this.idleAck(flush);
+        break;
+      }
+    }
+    await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
+  }
+
+  /** A poll that found nothing more may acknowledge up to the flush position read before it. */
+  private async idleAck(flush: string): Promise<void> {
+    const db = this.db as pg.Client;
+    const { rows } = await db.query<{ p: string }>('SELECT processed_end_lsn::text AS p FROM synchro.wal_progress');
+    if (parseLsn(flush) <= parseLsn(rows[0]?.p as string)) return;
+    if ((await this.activePoison()) !== undefined) return;
+    await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1', [flush]);
+    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, flush]);
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [flush]);
+  }
+
+  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], lookup: TableLookup, tables: Map<string, RegisteredTable>): Promise<boolean> {
+    const db = this.db as pg.Client;
+    const commit = formatLsn(tx.commitLsn);
+    const end = formatLsn(tx.endLsn);
+    await db.query('BEGIN');
+    try {
+      const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
+      const known = done.rows[0];
+      if (known !== undefined) {
+        // Durable already (a stop fell between materialization and acknowledgement): replay by identity.
+        if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
+      } else {
+        const events = rowEvents(tx, lookup, this.relations);
+        await materializeTransaction(db, this.generation, tx, events, tables);
+        await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
+      }
+      await db.query('COMMIT');
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await this.quarantine(tx.commitLsn, e);
+      return false;
+    }
+    // Boundary (committed above), then slot, then the acknowledgement record.
+    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]);
+    return true;
+  }
+
+  /** One durable, redacted record per poisoned transaction; a failed retry counts an attempt. */
+  private async quarantine(commitLsn: bigint, e: unknown): Promise<void> {
+    const db = this.db as pg.Client;
+    const failure = e instanceof CaptureFailure ? e : new CaptureFailure('materialization_failed', `database error ${(e as { code?: string }).code ?? 'unknown'}`);
+    const detail = Buffer.from(failure.message, 'utf8').subarray(0, 512).toString('utf8');
+    this.log(`capture quarantined a transaction: ${failure.failureClass}`);
+    const commit = formatLsn(commitLsn);
+    const updated = await db.query(
+      "UPDATE synchro.wal_poison SET attempt_count = attempt_count + 1, retry_requested_at = NULL WHERE lifecycle = 'active' AND commit_lsn = $1",
+      [commit],
+    );
+    if (updated.rowCount === 0) {
+      await db.query(
+        "INSERT INTO synchro.wal_poison (stream_generation, commit_lsn, failure_class, failure_detail, table_id, lifecycle) VALUES ($1, $2, $3, $4, $5, 'active')",
+        [this.generation, commit, failure.failureClass, detail, failure.tableId],
+      );
+    }
+    await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+  }
+
+  async status(): Promise<CaptureStatus> {
+    const db = this.db as pg.Client;
+    const { rows } = await db.query<{ stream_generation: string; processed_end_lsn: string; acknowledged_end_lsn: string; materialized_commit_lsn: string | null }>(
+      'SELECT stream_generation, processed_end_lsn::text, acknowledged_end_lsn::text, materialized_commit_lsn::text FROM synchro.wal_progress',
+    );
+    const r = rows[0];
+    if (r === undefined) throw new Error('capture has not started');
+    return {
+      generation: r.stream_generation,
+      slot: this.slot,
+      processedEndLsn: r.processed_end_lsn,
+      acknowledgedEndLsn: r.acknowledged_end_lsn,
+      materializedCommitLsn: r.materialized_commit_lsn,
+      poisoned: (await this.activePoison()) !== undefined,
+    };
+  }
+
+  /**
+   * Resolves once everything committed before the call is materialized and
+   * acknowledged; rejects with CapturePoisoned when a quarantine blocks it, or
+   * when the deadline passes first. Each round waits for a real poll.
+   */
+  async catchUp(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const db = new pg.Client({ connectionString: this.databaseUrl });
+    await db.connect();
+    try {
+      const target = parseLsn(await flushWal(db));
+      for (;;) {
+        const { rows } = await db.query<{ a: string; p: boolean }>(
+          "SELECT acknowledged_end_lsn::text AS a, EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' AND retry_requested_at IS NULL) AS p FROM synchro.wal_progress",
+        );
+        const r = rows[0];
+        if (r !== undefined && parseLsn(r.a) >= target) return;
+        if (r?.p === true) throw new CapturePoisoned('capture is blocked by a quarantined transaction');
+        if (Date.now() > deadline) throw new Error(`capture did not reach ${formatLsn(target)} in ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => {
+          this.waiters.push(resolve);
+          this.kick();
+        });
+      }
+    } finally {
+      await db.end();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    await this.running;
+    await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()").catch(() => undefined);
+    await this.listener?.end().catch(() => undefined);
+    await this.db?.end().catch(() => undefined);
+  }
+}

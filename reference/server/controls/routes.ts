@@ -1,0 +1,129 @@
+/**
+ * The `/__test/` endpoints. They exist only when the server was started with
+ * `--test-controls`, answer only loopback peers (anyone else gets the same 404
+ * as an unknown path), and change server state a scenario cannot reach through
+ * the protocol: the clock, client expiry, client retirement.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Pool } from 'pg';
+import { checkContentType, parseBody, readBody } from '../http/body.ts';
+import { invalidRequest, SyncError } from '../http/errors.ts';
+import { advanceClock, serverClock, setClock } from './clock.ts';
+import { expireClient, expireStaleClients } from './expiry.ts';
+
+export const CONTROL_PREFIX = '/__test/';
+
+export interface ControlOptions {
+  pool: Pool;
+  staleClientIntervalMs: number;
+}
+
+const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/** A UTC instant `YYYY-MM-DDTHH:MM:SS[.fraction]Z` naming a real calendar second, or undefined. */
+function utcInstant(text: unknown): Date | undefined {
+  if (typeof text !== 'string' || !UTC_INSTANT.test(text)) return undefined;
+  const date = new Date(text);
+  // Date rolls 30 February over to March; the round trip catches it.
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19) === text.slice(0, 19) ? date : undefined;
+}
+
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+const notFound = () => new SyncError('invalid_request', 'no such endpoint', {}, 404);
+
+function sendJson(res: ServerResponse, value: unknown, status = 200, extra: Record<string, string> = {}): void {
+  const bytes = Buffer.from(JSON.stringify(value), 'utf8');
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(bytes.length), ...extra });
+  res.end(bytes);
+}
+
+async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
+  checkContentType(req);
+  return parseBody(await readBody(req)) as Record<string, unknown>;
+}
+
+function exactMembers(value: Record<string, unknown>, names: readonly string[]): void {
+  const keys = Object.keys(value);
+  if (keys.length !== names.length || !names.every((n) => keys.includes(n))) throw invalidRequest(`members must be exactly: ${names.join(', ') || '(none)'}`);
+}
+
+function clientIdentity(value: Record<string, unknown>): { userId: string; clientId: string } {
+  exactMembers(value, ['user_id', 'client_id']);
+  const { user_id: userId, client_id: clientId } = value;
+  if (typeof userId !== 'string' || userId === '' || typeof clientId !== 'string' || clientId === '') throw invalidRequest('user_id and client_id must be non-empty strings');
+  return { userId, clientId };
+}
+
+const clockState = () => ({ now: serverClock.now().toISOString(), offset_ms: serverClock.offsetMs() });
+
+type Control = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
+  const { pool, staleClientIntervalMs } = options;
+  const routes: Record<string, { method: 'GET' | 'POST'; run: Control }> = {
+    '/__test/clock': { method: 'GET', run: async (_req, res) => sendJson(res, clockState()) },
+    '/__test/clock/advance': {
+      method: 'POST',
+      run: async (req, res) => {
+        const value = await body(req);
+        exactMembers(value, ['milliseconds']);
+        const ms = value.milliseconds;
+        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) throw invalidRequest('milliseconds must be a non-negative integer');
+        advanceClock(ms);
+        sendJson(res, clockState());
+      },
+    },
+    '/__test/clock/set': {
+      method: 'POST',
+      run: async (req, res) => {
+        const value = await body(req);
+        exactMembers(value, ['now']);
+        const now = utcInstant(value.now);
+        if (now === undefined) throw invalidRequest('now must be a UTC instant YYYY-MM-DDTHH:MM:SS[.fraction]Z');
+        setClock(now);
+        sendJson(res, clockState());
+      },
+    },
+    '/__test/clients/expire': {
+      method: 'POST',
+      run: async (req, res) => {
+        const { userId, clientId } = clientIdentity(await body(req));
+        const done = await expireClient(pool, userId, clientId);
+        if (done === undefined) throw new SyncError('invalid_request', 'the server has no record of that client', {}, 404);
+        sendJson(res, { expired: true, client_generation: done.client_generation });
+      },
+    },
+    '/__test/clients/expire-stale': {
+      method: 'POST',
+      run: async (req, res) => {
+        exactMembers(await body(req), []);
+        const now = serverClock.now();
+        const expired = await expireStaleClients(pool, now, staleClientIntervalMs);
+        sendJson(res, { now: now.toISOString(), stale_client_interval_ms: staleClientIntervalMs, expired });
+      },
+    },
+    '/__test/clients/retire': {
+      method: 'POST',
+      run: async (req, res) => {
+        const { userId, clientId } = clientIdentity(await body(req));
+        // The operator's SQL entry point, so retirement has one implementation.
+        const { rows } = await pool.query<{ id: string }>('SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]);
+        sendJson(res, { retirement_id: rows[0]?.id });
+      },
+    },
+  };
+  return async (req, res, path) => {
+    const route = routes[path];
+    if (route === undefined || !isLoopback(req.socket.remoteAddress)) throw notFound();
+    if (req.method !== route.method) {
+      sendJson(res, new SyncError('invalid_request', 'method not allowed', {}, 405).body(), 405, { Allow: route.method });
+      return;
+    }
+    await route.run(req, res);
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Request gates shared by pull and rebuild, in the wire protocol's order
+ * after structure: retirement (409), a client of this user (401),
+ * generation (409), schema (422). Also the capture gate (503).
+ */
+import type { ClientBase } from 'pg';
+import { authRequired, SyncError } from '../http/errors.ts';
+import type { Catalog } from '../registry/manifests.ts';
+
+export interface ClientState {
+  clientGeneration: number;
+  scopeSetVersion: number;
+  acceptedWriteEpoch: number;
+}
+
+export async function gateClient(
+  db: ClientBase,
+  userId: string,
+  request: { client_id: string; client_generation: number; schema: { version: number; hash: string } },
+  catalog: Catalog,
+): Promise<ClientState> {
+  const scope = [userId, request.client_id];
+  const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
+  if (retired.rowCount !== 0) throw new SyncError('client_retired', 'client has been retired');
+  const { rows } = await db.query<{ client_generation: string; scope_set_version: string; accepted_write_epoch: string; expired: boolean }>(
+    'SELECT client_generation, scope_set_version, accepted_write_epoch, expired FROM synchro.clients WHERE user_id = $1 AND client_id = $2 FOR UPDATE',
+    scope,
+  );
+  const row = rows[0];
+  if (row === undefined) throw authRequired();
+  if (row.expired || Number(row.client_generation) !== request.client_generation) {
+    throw new SyncError('client_generation_expired', 'client generation has expired', { current_client_generation: Number(row.client_generation) });
+  }
+  const current = catalog.current;
+  if (request.schema.version !== current.version || request.schema.hash !== current.hash) {
+    throw new SyncError('schema_mismatch', 'schema is not current', {
+      current_schema: { version: current.version, hash: current.hash },
+      received_schema: { version: request.schema.version, hash: request.schema.hash },
+    });
+  }
+  return { clientGeneration: Number(row.client_generation), scopeSetVersion: Number(row.scope_set_version), acceptedWriteEpoch: Number(row.accepted_write_epoch) };
+}
+
+/**
+ * True while a write this client's push applied is not yet in the
+ * materialized projection: its latest fence still names the client's
+ * mutation and the projection does not hold that version.
+ */
+export async function capturePending(db: ClientBase, userId: string, clientId: string): Promise<boolean> {
+  const { rows } = await db.query<{ pending: boolean }>(
+    `SELECT EXISTS (
+       SELECT 1 FROM synchro.row_versions rv
+         JOIN synchro.push_mutations pm ON pm.mutation_id = rv.mutation_id AND pm.user_id = $1 AND pm.client_id = $2
+        WHERE rv.state <> 'reserved' AND NOT EXISTS (
+          SELECT 1 FROM synchro.projections p WHERE p.table_id = rv.table_id AND p.pk_text = rv.pk_text AND p.server_version = rv.server_version)
+     ) AS pending`,
+    [userId, clientId],
+  );
+  return rows[0]?.pending === true;
+}
+
+export const capturePendingError = () => new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');

@@ -1,0 +1,139 @@
+/**
+ * POST /sync/pull. One repeatable-read transaction whose first read is the
+ * materialization progress row (boundary B); everything after reads only
+ * the captured state through B. Order: gates, scope checks, cursor
+ * verification (forged → 400, stale → rebuild), capture gate, assignment
+ * reconciliation, per-scope streams, merge under the global limit, cursors,
+ * terminal checksums, acknowledgement of presented cursors.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
+import type { PullRequest } from '../../../harness/wire/index.ts';
+import { validate } from '../../../harness/wire/index.ts';
+import { reconcile } from '../connect/assignment.ts';
+import { serverClock } from '../controls/clock.ts';
+import { invalidRequest, temporarilyUnavailable } from '../http/errors.ts';
+import type { ManifestStore } from '../registry/manifests.ts';
+import { type Candidate, mergeOrder, positionOf, scopeStream, wireChange } from './changes.ts';
+import { scopeChecksum } from './checksums.ts';
+import { type Bindings, checkCursor, issueCursor, readLineage } from './cursor.ts';
+import { capturePending, capturePendingError, gateClient } from './gates.ts';
+import { boundaryOf, type Position, triple } from './position.ts';
+
+/** Boundary and lineage of the materialized state; the first read of the snapshot. */
+export async function readBoundary(db: PoolClient): Promise<{ boundary: Position; streamGeneration: string }> {
+  const { rows } = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
+  const p = rows[0];
+  if (p === undefined) throw temporarilyUnavailable('capture has not started');
+  return { boundary: boundaryOf(p.m), streamGeneration: p.stream_generation };
+}
+
+/** Runs `fn` in a repeatable-read transaction under a per-client session lock taken before the snapshot. */
+export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+  const db = await pool.connect();
+  try {
+    await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
+    try {
+      await db.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+      const out = await fn(db);
+      await db.query('COMMIT');
+      return out;
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).catch(() => undefined);
+    }
+  } finally {
+    db.release();
+  }
+}
+
+export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<string> {
+  const parsed = validate('pull-request', value);
+  if (!parsed.ok) throw invalidRequest();
+  const request: PullRequest = parsed.value;
+  const catalog = await manifests.catalog();
+  return await withClientSnapshot(pool, JSON.stringify(['pull', userId, request.client_id]), async (db) => {
+    const { boundary, streamGeneration } = await readBoundary(db);
+    const client = await gateClient(db, userId, request, catalog);
+    if (request.scope_set_version > client.scopeSetVersion) throw invalidRequest('scope_set_version is ahead of the server');
+    const ever = await db.query<{ scope_id: string; assigned: boolean }>('SELECT scope_id, assigned FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2', [userId, request.client_id]);
+    const everAssigned = new Map(ever.rows.map((r) => [r.scope_id, r.assigned]));
+    const presented = Object.keys(request.scopes);
+    if (presented.some((s) => !everAssigned.has(s))) throw invalidRequest('a scope was never assigned to this client');
+
+    const bindings: Bindings = { userId, clientId: request.client_id, clientGeneration: client.clientGeneration, schemaHash: catalog.current.hash, streamGeneration };
+    const lineage = await readLineage(db, [...everAssigned.keys()]);
+    const valid = new Map<string, Position>();
+    const stale = new Set<string>();
+    for (const scope of presented) {
+      const cursor = request.scopes[scope]?.cursor ?? null;
+      if (cursor === null) continue;
+      const check = await checkCursor(db, bindings, scope, cursor, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, boundary);
+      if (check.status === 'forged') throw invalidRequest();
+      if (check.status === 'stale') stale.add(scope);
+      else valid.set(scope, check.position);
+    }
+    if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
+
+    // Pull-time reconciliation: the same rule as connect, one version step on change.
+    const assignment = await reconcile(db, userId, request.client_id, client.scopeSetVersion);
+    const active = new Set(assignment.assigned);
+    for (const s of assignment.added) if (!lineage.has(s)) lineage.set(s, { membershipGeneration: 1, retentionGeneration: 1, floor: { kind: 'generation_start' } });
+    const rebuild = assignment.assigned.filter((s) => !valid.has(s) || assignment.added.includes(s));
+    const served = assignment.assigned.filter((s) => valid.has(s) && !assignment.added.includes(s));
+
+    // Per-scope streams first, then the global limit over their merge.
+    const streams = new Map<string, Candidate[]>();
+    for (const scope of served) streams.set(scope, await scopeStream(db, scope, streamGeneration, valid.get(scope) as Position, boundary, request.limit + 1));
+    const all = [...streams.values()].flat().sort(mergeOrder);
+    const selected = all.slice(0, request.limit);
+    const hasMore = all.length > request.limit;
+    const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
+
+    const scopeCursors: Record<string, string> = {};
+    for (const scope of served) {
+      const stream = streams.get(scope) ?? [];
+      const mine = selected.filter((c) => c.scope === scope);
+      const exhausted = mine.length === stream.length && stream.length <= request.limit;
+      let position: Position | undefined;
+      if (exhausted) position = boundary;
+      else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
+      if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
+    }
+
+    const response: Record<string, unknown> = {
+      changes,
+      scope_set_version: assignment.scopeSetVersion,
+      scope_cursors: scopeCursors,
+      scope_updates: { add: assignment.added.map((id) => ({ id, cursor: null })), remove: assignment.removed },
+      rebuild: [...new Set(rebuild)].sort(utf8Order),
+      has_more: hasMore,
+    };
+    if (!hasMore) {
+      const checksums: Record<string, unknown> = {};
+      for (const scope of [...active].sort(utf8Order)) checksums[scope] = await scopeChecksum(db, catalog.tables, catalog.current.hash, scope);
+      response.checksums = checksums;
+    }
+
+    // Acknowledge presented valid cursors; a checkpoint never moves back.
+    for (const [scope, position] of valid) {
+      const [lsn, event, effect] = triple(position);
+      await db.query(
+        `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET
+           stream_generation = excluded.stream_generation, commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
+           effect_ordinal = excluded.effect_ordinal, acknowledged_at = now()
+         WHERE synchro.checkpoints.stream_generation <> excluded.stream_generation
+            OR (synchro.checkpoints.commit_lsn, synchro.checkpoints.event_ordinal, synchro.checkpoints.effect_ordinal)
+             < (excluded.commit_lsn, excluded.event_ordinal, excluded.effect_ordinal)`,
+        [userId, request.client_id, scope, streamGeneration, lsn, event, effect],
+      );
+    }
+    if (valid.size > 0) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]);
+    return canonicalJson(response);
+  });
+}
+

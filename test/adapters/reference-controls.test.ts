@@ -1,0 +1,106 @@
+/**
+ * The reference adapter's `clock` and `clients` capabilities against the real
+ * reference server process (started with --test-controls by the adapter):
+ * scenarios tagged @cap:clock / @cap:clients now run on the reference.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { requiredCapabilities } from '../../harness/adapters/capabilities.ts';
+import { openReferenceServer, type PreparedServer, prepareReferenceServer } from '../../harness/adapters/reference-server.ts';
+import type { ServerAdapter } from '../../harness/adapters/server.ts';
+import type { ReferenceServerSetup } from '../../harness/adapters/setup.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+const DAY = 86_400_000;
+let prepared: PreparedServer;
+let server: ServerAdapter;
+
+before(async () => {
+  prepared = await prepareReferenceServer(root);
+  assert.ok(prepared.setup.available, `the reference server is unavailable: ${prepared.setup.reason}`);
+  server = await openReferenceServer(prepared.setup as ReferenceServerSetup, { name: `controls_${process.pid}`, faults: [], deadlineMs: 60_000 });
+  await server.provision?.exec('CREATE TABLE public.notes (id text PRIMARY KEY, body text)');
+  await server.provision?.registerTable({ relation: 'public.notes' });
+});
+after(async () => {
+  await server?.close();
+  await prepared?.close();
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: response members are read one by one in assertions
+async function post(path: string, body: unknown, user = 'alice'): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await server.token(user)}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+async function freshClient(clientId: string) {
+  const res = await post('/sync/connect', { client_id: clientId, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema: { version: 0, hash: '' }, scope_set_version: 0, known_scopes: {} });
+  assert.equal(res.status, 200);
+  const table = res.json.schema_definition.tables.find((t: { name: string }) => t.name === 'notes');
+  const field = (name: string) => table.fields.find((f: { name: string }) => f.name === name).field_id;
+  const schema = { version: res.json.schema.version, hash: res.json.schema.hash };
+  const push = (generation: number, id: string) =>
+    post('/sync/push', {
+      client_id: clientId,
+      client_generation: generation,
+      batch_id: randomUUID(),
+      schema,
+      mutations: [{ mutation_id: randomUUID(), table: table.table_id, pk: { [field('id')]: id }, authored_schema: schema, op: 'insert', client_version: '2026-09-01T08:00:00.000000Z', columns: { [field('body')]: id } }],
+    });
+  const reconnect = (generation: number) => post('/sync/connect', { client_id: clientId, client_generation: generation, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema, scope_set_version: res.json.scope_set_version, known_scopes: {} });
+  return { generation: res.json.client_generation as number, push, reconnect };
+}
+
+test('the reference declares and provides clock and clients, and still lacks capture, compaction and seed', () => {
+  const { known } = requiredCapabilities(['@cap:clock', '@cap:clients']);
+  for (const capability of known) assert.ok((server.capabilities as readonly string[]).includes(capability), capability);
+  assert.ok(server.clock && server.clients);
+  for (const absent of ['capture', 'compaction', 'seed'] as const) {
+    assert.ok(!server.capabilities.includes(absent), absent);
+    assert.equal(server[absent], undefined);
+  }
+});
+
+test('clock.advance and clock.set move the server time the protocol reports', async () => {
+  const clock = server.clock as NonNullable<ServerAdapter['clock']>;
+  const before = Date.parse(await clock.now());
+  await clock.advance(2 * DAY);
+  const schema = (await (await fetch(`${server.baseUrl}/sync/schema`)).json()) as { server_time: string };
+  assert.ok(Date.parse(schema.server_time) - before >= 2 * DAY, `${schema.server_time} is two days on`);
+  await clock.set('2030-01-01T00:00:00Z');
+  const now = Date.parse(await clock.now());
+  assert.ok(now >= Date.parse('2030-01-01T00:00:00Z') && now < Date.parse('2030-01-01T00:01:00Z'));
+  await assert.rejects(clock.advance(-1), /answered 400/);
+});
+
+test('clients.expire makes the next push 409 and a reconnect renews the generation; retire is final', async () => {
+  const clients = server.clients as NonNullable<ServerAdapter['clients']>;
+  const c = await freshClient('expire-me');
+  assert.equal((await c.push(c.generation, 'a')).status, 200);
+  await clients.expire('alice', 'expire-me');
+  const refused = await c.push(c.generation, 'b');
+  assert.equal(refused.status, 409);
+  assert.equal(refused.json.error.code, 'client_generation_expired');
+  const renewed = await c.reconnect(c.generation);
+  assert.equal(renewed.json.client_generation, c.generation + 1);
+  assert.equal((await c.push(c.generation + 1, 'b')).status, 200);
+  await clients.retire('alice', 'expire-me');
+  assert.equal((await c.reconnect(c.generation + 1)).json.error.code, 'client_retired');
+  await assert.rejects(clients.expire('alice', 'nobody'), /answered 404/);
+});
+
+test('clients.runExpiry applies the 30-day stale interval at the server clock', async () => {
+  const clock = server.clock as NonNullable<ServerAdapter['clock']>;
+  const clients = server.clients as NonNullable<ServerAdapter['clients']>;
+  const c = await freshClient('goes-stale');
+  await clock.advance(29 * DAY);
+  assert.deepEqual((await clients.runExpiry()).filter((x) => x.clientId === 'goes-stale'), []);
+  await clock.advance(2 * DAY);
+  assert.deepEqual((await clients.runExpiry()).filter((x) => x.clientId === 'goes-stale'), [{ userId: 'alice', clientId: 'goes-stale' }]);
+  assert.equal((await c.push(c.generation, 'x')).json.error.code, 'client_generation_expired');
+});

@@ -1,0 +1,148 @@
+/**
+ * Admission control: a per-endpoint in-flight limit answering
+ * `429 retry_later` with Retry-After and the exact envelope, after
+ * authentication and parsing and before any work, so it changes nothing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { startServer } from '../../reference/server/app.ts';
+import { mintToken, secretKey } from '../../reference/server/auth.ts';
+import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
+import { Admission, parseAdmissionLimits } from '../../reference/server/http/admission.ts';
+import { SyncError } from '../../reference/server/http/errors.ts';
+import { checkMessage } from '../../harness/wire/index.ts';
+import { connect, type Harness, insertNote, NOTES_SQL, pushBody, type Reply, snapshot } from './helpers.ts';
+
+const SECRET = 'admission-test-secret';
+const TEMPLATE = 'tpl_admission';
+let cluster: Cluster;
+let counter = 0;
+
+before(async () => {
+  cluster = await startCluster({});
+  await cluster.createTemplate(TEMPLATE);
+});
+after(async () => {
+  await cluster?.stop();
+});
+
+async function withServer(limits: ReadonlyMap<string, number> | undefined, fn: (h: Harness) => Promise<void>): Promise<void> {
+  const name = `admission_${process.pid}_${++counter}`;
+  await cluster.cloneDatabase(TEMPLATE, name);
+  const url = cluster.urlFor(name);
+  const sql = new pg.Client({ connectionString: url });
+  await sql.connect();
+  await sql.query(NOTES_SQL);
+  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log: () => undefined, ...(limits ? { admissionLimits: limits } : {}) });
+  const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
+  const h: Harness = {
+    url,
+    server,
+    sql,
+    token,
+    async post(path, body, opts = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
+      if (opts.user !== '') headers.authorization = `Bearer ${await token(opts.user)}`;
+      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, text, json, headers: res.headers } satisfies Reply;
+    },
+    async close() {
+      await server.close();
+      await sql.end();
+      await cluster.dropDatabase(name);
+    },
+  };
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+/** Waits (bounded) until some session of this database waits for a lock: the held request is then in flight. */
+async function untilBlocked(h: Harness, deadlineMs = 10_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const { rows } = await h.sql.query<{ n: string }>("SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE NOT l.granted AND d.datname = current_database()");
+    if (Number(rows[0]?.n) > 0) return;
+    if (Date.now() > deadline) throw new Error('the held request never reached the lock');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const BUSY = '{"error":{"code":"retry_later","message":"the server is busy; retry later","retryable":true}}';
+
+test('limits parse as one number for every endpoint or endpoint=n pairs; anything else is refused', () => {
+  assert.deepEqual([...parseAdmissionLimits('8')], [['connect', 8], ['push', 8], ['pull', 8], ['rebuild', 8]]);
+  assert.deepEqual([...parseAdmissionLimits('push=2, pull=4')], [['push', 2], ['pull', 4]]);
+  for (const bad of ['0', '-1', '1.5', '', 'push', 'push=', 'push=0', 'push=2,push=3', 'schema=1', 'push=1=2', '99999999999999999999']) {
+    assert.throws(() => parseAdmissionLimits(bad), /--max-in-flight/, bad);
+  }
+});
+
+test('the limiter admits up to the limit per endpoint and frees a slot exactly once', () => {
+  const admission = new Admission(new Map([['push', 2]]));
+  const a = admission.enter('/sync/push');
+  const b = admission.enter('/sync/push');
+  assert.throws(() => admission.enter('/sync/push'), (e: unknown) => e instanceof SyncError && e.status === 429 && JSON.stringify(e.body()) === BUSY);
+  admission.enter('/sync/connect')();
+  a();
+  a();
+  assert.equal(admission.inFlight('push'), 1, 'a second release of the same request frees nothing');
+  const c = admission.enter('/sync/push');
+  assert.throws(() => admission.enter('/sync/push'));
+  b();
+  c();
+  assert.equal(admission.inFlight('push'), 0);
+});
+
+test('a push over the limit gets 429 retry_later with Retry-After, changes nothing, and succeeds once the slot frees', async () => {
+  await withServer(new Map([['push', 1]]), async (h) => {
+    const s = await connect(h);
+    // Hold the first push inside its transaction: its first read waits for this lock.
+    const holder = new pg.Client({ connectionString: h.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN; LOCK TABLE synchro.client_retirements IN ACCESS EXCLUSIVE MODE');
+      const held = h.post('/sync/push', pushBody(s, [insertNote(s, 'n1', { body: 'first' })]));
+      await untilBlocked(h);
+      const before = await snapshot(h);
+      const second = pushBody(s, [insertNote(s, 'n2', { body: 'second' })]);
+      const refused = await h.post('/sync/push', second);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.text, BUSY);
+      assert.equal(refused.headers.get('retry-after'), '5');
+      assert.deepEqual(checkMessage('error-response', refused.json).violations, []);
+      assert.equal(await snapshot(h), before, 'the refused push changed nothing');
+      // Authentication and parsing come first: their answers do not turn into 429.
+      assert.equal((await h.post('/sync/push', second, { user: '' })).status, 401);
+      assert.equal((await h.post('/sync/push', null, { raw: '{"client_id":' })).status, 400);
+      // Other endpoints keep their own (here: no) limit.
+      assert.equal((await fetch(`${h.server.url}/sync/schema`)).status, 200);
+      await holder.query('COMMIT');
+      assert.equal((await held).status, 200);
+      const retried = await h.post('/sync/push', second);
+      assert.equal(retried.status, 200);
+      assert.equal(retried.json.accepted.length, 1);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+  });
+});
+
+test('without a configured limit, concurrent pushes are all admitted', async () => {
+  await withServer(undefined, async (h) => {
+    const s = await connect(h);
+    const replies = await Promise.all([1, 2, 3, 4, 5].map((k) => h.post('/sync/push', pushBody(s, [insertNote(s, `n${k}`)]))));
+    assert.deepEqual(replies.map((r) => r.status), [200, 200, 200, 200, 200]);
+  });
+});

@@ -1,0 +1,254 @@
+/**
+ * The reference server's test controls: present only with `--test-controls`,
+ * a clock that every `server_time` and the expiry follow, client expiry by the
+ * real stale-interval rule (and forced for one client), retirement through the
+ * operator SQL function, and the start-up checks of main.ts.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { type StartOptions, startServer } from '../../reference/server/app.ts';
+import { mintToken, secretKey } from '../../reference/server/auth.ts';
+import { resetClock } from '../../reference/server/controls/clock.ts';
+import { isLoopback } from '../../reference/server/controls/routes.ts';
+import { parseStaleInterval } from '../../reference/server/controls/stale-interval.ts';
+import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
+import { checkMessage } from '../../harness/wire/index.ts';
+import { connect, type Harness, insertNote, NOTES_SQL, pushBody, type Reply } from './helpers.ts';
+
+const SECRET = 'controls-test-secret';
+const TEMPLATE = 'tpl_controls';
+const DAY = 86_400_000;
+let cluster: Cluster;
+let counter = 0;
+
+before(async () => {
+  cluster = await startCluster({});
+  await cluster.createTemplate(TEMPLATE);
+});
+after(async () => {
+  await cluster?.stop();
+});
+
+type Started = Harness & { get(path: string): Promise<Reply>; control(path: string, body: unknown): Promise<Reply> };
+
+async function reply(res: Response): Promise<Reply> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json, headers: res.headers };
+}
+
+async function withServer(options: Partial<StartOptions>, fn: (h: Started) => Promise<void>): Promise<void> {
+  const name = `controls_${process.pid}_${++counter}`;
+  await cluster.cloneDatabase(TEMPLATE, name);
+  const url = cluster.urlFor(name);
+  const sql = new pg.Client({ connectionString: url });
+  await sql.connect();
+  await sql.query(NOTES_SQL);
+  resetClock();
+  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log: () => undefined, ...options });
+  const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
+  const h: Started = {
+    url,
+    server,
+    sql,
+    token,
+    async post(path, body, opts = {}) {
+      const headers = { authorization: `Bearer ${await token(opts.user)}`, 'content-type': 'application/json', ...opts.headers };
+      return reply(await fetch(`${server.url}${path}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) }));
+    },
+    get: async (path) => reply(await fetch(`${server.url}${path}`)),
+    control: async (path, body) =>
+      reply(await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })),
+    async close() {
+      await server.close();
+      await sql.end();
+      await cluster.dropDatabase(name);
+    },
+  };
+  try {
+    await fn(h);
+  } finally {
+    resetClock();
+    await h.close();
+  }
+}
+
+async function ledgerCounts(h: Harness, clientId: string): Promise<[number, number]> {
+  const { rows } = await h.sql.query<{ b: string; m: string }>(
+    `SELECT (SELECT count(*) FROM synchro.push_batches WHERE client_id = $1) AS b, (SELECT count(*) FROM synchro.push_mutations WHERE client_id = $1) AS m`,
+    [clientId],
+  );
+  return [Number(rows[0]?.b), Number(rows[0]?.m)];
+}
+
+test('without --test-controls every /__test/ path is an unknown endpoint', async () => {
+  await withServer({}, async (h) => {
+    for (const path of ['/__test/clock', '/__test/clients/expire']) {
+      const res = await h.get(path);
+      assert.equal(res.status, 404);
+      assert.equal(res.json.error.code, 'invalid_request');
+    }
+    const post = await h.control('/__test/clock/advance', { milliseconds: DAY });
+    assert.equal(post.status, 404);
+    const schema = await h.get('/sync/schema');
+    assert.ok(Math.abs(Date.parse(schema.json.server_time) - Date.now()) < 60_000, 'the clock was not moved');
+  });
+});
+
+test('the clock moves every server_time: schema, connect and push', async () => {
+  await withServer({ testControls: true }, async (h) => {
+    const advanced = await h.control('/__test/clock/advance', { milliseconds: 20 * DAY });
+    assert.equal(advanced.status, 200);
+    assert.equal(advanced.json.offset_ms, 20 * DAY);
+    const near = (text: string, offset: number) => Math.abs(Date.parse(text) - (Date.now() + offset)) < 60_000;
+    assert.ok(near((await h.get('/__test/clock')).json.now, 20 * DAY));
+    assert.ok(near((await h.get('/sync/schema')).json.server_time, 20 * DAY));
+    const s = await connect(h);
+    const push = await h.post('/sync/push', pushBody(s, [insertNote(s, 'n1', { body: 'x' })]));
+    assert.equal(push.status, 200);
+    assert.ok(near(push.json.server_time, 20 * DAY), push.json.server_time);
+
+    const set = await h.control('/__test/clock/set', { now: '2031-03-04T05:06:07.000Z' });
+    assert.equal(set.status, 200);
+    const at = Date.parse((await h.get('/sync/schema')).json.server_time) - Date.parse('2031-03-04T05:06:07.000Z');
+    assert.ok(at >= 0 && at < 60_000, `server_time follows a set clock (${at} ms after)`);
+    const reconnect = await h.post('/sync/connect', { client_id: s.clientId, client_generation: s.generation, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema: s.schema, scope_set_version: 1, known_scopes: { 'user:u1': { cursor: null } } });
+    assert.match(reconnect.json.server_time, /^2031-03-04T05:06:\d{2}\.\d{6}Z$/);
+  });
+});
+
+test('clock controls refuse bad bodies and change nothing', async () => {
+  await withServer({ testControls: true }, async (h) => {
+    for (const [path, body] of [
+      ['/__test/clock/advance', { milliseconds: -1 }],
+      ['/__test/clock/advance', { milliseconds: 1, extra: true }],
+      ['/__test/clock/advance', { ms: 1 }],
+      ['/__test/clock/set', { now: 'tomorrow' }],
+      ['/__test/clock/set', { now: '2030-02-30T00:00:00Z' }],
+      ['/__test/clock/set', { now: '2030-01-01T00:00:00+01:00' }],
+      ['/__test/clients/expire', { user_id: 'u1' }],
+      ['/__test/clients/expire-stale', { now: 1 }],
+    ] as const) {
+      const res = await h.control(path, body);
+      assert.equal(res.status, 400, `${path} ${JSON.stringify(body)}`);
+      assert.deepEqual(checkMessage('error-response', res.json).schemaErrors, []);
+    }
+    assert.equal((await h.get('/__test/clock')).json.offset_ms, 0);
+    const wrongMethod = await h.get('/__test/clock/advance');
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'POST');
+  });
+});
+
+test('expiring a client: its next push is 409 with its generation, replay still answers, ledgers stay, reconnect renews', async () => {
+  await withServer({ testControls: true }, async (h) => {
+    const s = await connect(h);
+    const first = pushBody(s, [insertNote(s, 'n1', { body: 'x' })]);
+    const done = await h.post('/sync/push', first);
+    assert.equal(done.status, 200);
+    const before = await ledgerCounts(h, s.clientId);
+
+    const expired = await h.control('/__test/clients/expire', { user_id: 'u1', client_id: s.clientId });
+    assert.deepEqual(expired.json, { expired: true, client_generation: s.generation });
+    const late = await h.post('/sync/push', pushBody(s, [insertNote(s, 'n2', { body: 'y' })]));
+    assert.equal(late.status, 409);
+    assert.deepEqual(late.json, { error: { code: 'client_generation_expired', message: late.json.error.message, retryable: false, current_client_generation: s.generation } });
+    const replay = await h.post('/sync/push', first);
+    assert.equal(replay.status, 200);
+    assert.equal(replay.text, done.text, 'a completed batch replays byte for byte after expiry');
+    assert.deepEqual(await ledgerCounts(h, s.clientId), before, 'expiry allocates and deletes no ledger rows');
+
+    const again = await h.post('/sync/connect', { client_id: s.clientId, client_generation: s.generation, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema: s.schema, scope_set_version: 1, known_scopes: { 'user:u1': { cursor: null } } });
+    assert.equal(again.status, 200);
+    assert.equal(again.json.client_generation, s.generation + 1);
+    const renewed = await h.post('/sync/push', pushBody({ ...s, generation: again.json.client_generation }, [insertNote(s, 'n2', { body: 'y' })]));
+    assert.equal(renewed.status, 200);
+    assert.equal(renewed.json.accepted.length, 1);
+
+    const unknown = await h.control('/__test/clients/expire', { user_id: 'u1', client_id: 'never-seen' });
+    assert.equal(unknown.status, 404);
+  });
+});
+
+test('the stale sweep expires exactly the clients idle past the interval by the server clock', async () => {
+  await withServer({ testControls: true, staleClientIntervalMs: 30 * DAY }, async (h) => {
+    const idle = await connect(h, 'u1', 'idle');
+    const acked = await connect(h, 'u1', 'acked');
+    await h.control('/__test/clock/advance', { milliseconds: 20 * DAY });
+    // Connect and push traffic is not activity; a cursor acknowledgement is (stamped by the server clock).
+    assert.equal((await h.post('/sync/push', pushBody(idle, [insertNote(idle, 'i1')]))).status, 200);
+    const clockNow = (await h.get('/__test/clock')).json.now;
+    await h.sql.query("UPDATE synchro.clients SET last_acknowledged_at = $1 WHERE client_id = 'acked'", [clockNow]);
+    const young = await connect(h, 'u1', 'young');
+    await h.control('/__test/clock/advance', { milliseconds: 9 * DAY });
+    assert.deepEqual((await h.control('/__test/clients/expire-stale', {})).json.expired, [], 'nobody is 30 days idle yet');
+    await h.control('/__test/clock/advance', { milliseconds: 2 * DAY });
+    const sweep = await h.control('/__test/clients/expire-stale', {});
+    assert.equal(sweep.status, 200);
+    assert.equal(sweep.json.stale_client_interval_ms, 30 * DAY);
+    assert.deepEqual(sweep.json.expired, [{ user_id: 'u1', client_id: 'idle', client_generation: idle.generation }]);
+    const push = (s: typeof idle) => h.post('/sync/push', pushBody(s, [insertNote(s, `${s.clientId}-2`)]));
+    assert.equal((await push(idle)).json.error.code, 'client_generation_expired');
+    assert.equal((await push(acked)).status, 200);
+    assert.equal((await push(young)).status, 200);
+    assert.deepEqual((await h.control('/__test/clients/expire-stale', {})).json.expired, [], 'an expired client is not expired twice');
+  });
+});
+
+test('retiring a client goes through synchro_retire_client: ledgers go, the identity never returns', async () => {
+  await withServer({ testControls: true }, async (h) => {
+    const s = await connect(h);
+    assert.equal((await h.post('/sync/push', pushBody(s, [insertNote(s, 'n1')]))).status, 200);
+    const retired = await h.control('/__test/clients/retire', { user_id: 'u1', client_id: s.clientId });
+    assert.equal(retired.status, 200);
+    assert.match(retired.json.retirement_id, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(await ledgerCounts(h, s.clientId), [0, 0]);
+    const again = await h.post('/sync/connect', { client_id: s.clientId, client_generation: s.generation, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema: s.schema, scope_set_version: 1, known_scopes: {} });
+    assert.equal(again.status, 409);
+    assert.equal(again.json.error.code, 'client_retired');
+    const twice = await h.control('/__test/clients/retire', { user_id: 'u1', client_id: s.clientId });
+    assert.equal(twice.json.retirement_id, retired.json.retirement_id, 'retiring twice keeps the one marker');
+  });
+});
+
+test('the stale-client interval is a positive whole duration; anything else is refused, never defaulted', () => {
+  assert.equal(parseStaleInterval('30d'), 30 * DAY);
+  assert.equal(parseStaleInterval('12h'), 12 * 3_600_000);
+  assert.equal(parseStaleInterval('1500ms'), 1500);
+  assert.equal(parseStaleInterval('90s'), 90_000);
+  assert.equal(parseStaleInterval('5m'), 300_000);
+  for (const bad of ['0d', '0', '-1d', '1.5d', '30', 'd', '', 'abc', '1e3s', '030d', '+3d', 'Infinityd', '99999999999999999999d']) {
+    assert.throws(() => parseStaleInterval(bad), /stale-client-interval/, bad);
+  }
+});
+
+test('only loopback peers count as loopback', () => {
+  for (const yes of ['127.0.0.1', '127.9.8.7', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopback(yes), true, yes);
+  for (const no of [undefined, '', '10.0.0.1', '::ffff:10.0.0.1', '0.0.0.0', '::', '128.0.0.1', 'fe80::1']) assert.equal(isLoopback(no), false, String(no));
+});
+
+test('main.ts stops at start-up on a bad interval, limit or a non-loopback host with test controls', () => {
+  const main = new URL('../../reference/server/main.ts', import.meta.url).pathname;
+  // The URL is never used: the checks run before any database work.
+  const run = (...args: string[]) => spawnSync(process.execPath, [main, '--database-url', 'postgres://127.0.0.1:1/none', '--jwt-secret', 's', ...args], { encoding: 'utf8', timeout: 20_000 });
+  for (const [args, message] of [
+    [['--stale-client-interval', '0d'], /--stale-client-interval must be a positive whole number/],
+    [['--stale-client-interval', '-5d'], /--stale-client-interval/],
+    [['--stale-client-interval', 'soon'], /--stale-client-interval/],
+    [['--max-in-flight', 'push=0'], /--max-in-flight has "0"/],
+    [['--max-in-flight', 'upload=2'], /--max-in-flight names unknown endpoint "upload"/],
+    [['--test-controls', '--host', '0.0.0.0'], /--test-controls needs a loopback --host/],
+  ] as const) {
+    const result = run(...args);
+    assert.equal(result.status, 1, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, message);
+    assert.equal(result.stdout, '', 'it never listened');
+  }
+});
