@@ -6,60 +6,22 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { startServer } from '../../reference/server/app.ts';
-import { mintToken, secretKey } from '../../reference/server/auth.ts';
-import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
 import { Admission, parseAdmissionLimits } from '../../reference/server/http/admission.ts';
 import { SyncError } from '../../reference/server/http/errors.ts';
 import { checkMessage } from '../../harness/wire/index.ts';
-import { connect, type Harness, insertNote, NOTES_SQL, pushBody, type Reply, snapshot } from './helpers.ts';
+import { connect, type Env, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, snapshot, startEnv } from './helpers.ts';
 
-const SECRET = 'admission-test-secret';
-const TEMPLATE = 'tpl_admission';
-let cluster: Cluster;
-let counter = 0;
+let env: Env;
 
 before(async () => {
-  cluster = await startCluster({});
-  await cluster.createTemplate(TEMPLATE);
+  env = await startEnv();
 });
 after(async () => {
-  await cluster?.stop();
+  await env?.cluster.stop();
 });
 
 async function withServer(limits: ReadonlyMap<string, number> | undefined, fn: (h: Harness) => Promise<void>): Promise<void> {
-  const name = `admission_${process.pid}_${++counter}`;
-  await cluster.cloneDatabase(TEMPLATE, name);
-  const url = cluster.urlFor(name);
-  const sql = new pg.Client({ connectionString: url });
-  await sql.connect();
-  await sql.query(NOTES_SQL);
-  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log: () => undefined, ...(limits ? { admissionLimits: limits } : {}) });
-  const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
-  const h: Harness = {
-    url,
-    server,
-    sql,
-    token,
-    async post(path, body, opts = {}) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
-      if (opts.user !== '') headers.authorization = `Bearer ${await token(opts.user)}`;
-      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, text, json, headers: res.headers } satisfies Reply;
-    },
-    async close() {
-      await server.close();
-      await sql.end();
-      await cluster.dropDatabase(name);
-    },
-  };
+  const h = await freshServer(env, NOTES_SQL, limits ? { start: { admissionLimits: limits } } : {});
   try {
     await fn(h);
   } finally {

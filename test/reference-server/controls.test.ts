@@ -7,71 +7,26 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
-import { type StartOptions, startServer } from '../../reference/server/app.ts';
-import { mintToken, secretKey } from '../../reference/server/auth.ts';
+import type { StartOptions } from '../../reference/server/app.ts';
 import { resetClock } from '../../reference/server/controls/clock.ts';
 import { isLoopback } from '../../reference/server/controls/routes.ts';
 import { parseStaleInterval } from '../../reference/server/controls/stale-interval.ts';
-import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
 import { checkMessage } from '../../harness/wire/index.ts';
-import { connect, type Harness, insertNote, NOTES_SQL, pushBody, type Reply } from './helpers.ts';
+import { connect, type Env, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, startEnv } from './helpers.ts';
 
-const SECRET = 'controls-test-secret';
-const TEMPLATE = 'tpl_controls';
 const DAY = 86_400_000;
-let cluster: Cluster;
-let counter = 0;
+let env: Env;
 
 before(async () => {
-  cluster = await startCluster({});
-  await cluster.createTemplate(TEMPLATE);
+  env = await startEnv();
 });
 after(async () => {
-  await cluster?.stop();
+  await env?.cluster.stop();
 });
 
-type Started = Harness & { get(path: string): Promise<Reply>; control(path: string, body: unknown): Promise<Reply> };
-
-async function reply(res: Response): Promise<Reply> {
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json, headers: res.headers };
-}
-
-async function withServer(options: Partial<StartOptions>, fn: (h: Started) => Promise<void>): Promise<void> {
-  const name = `controls_${process.pid}_${++counter}`;
-  await cluster.cloneDatabase(TEMPLATE, name);
-  const url = cluster.urlFor(name);
-  const sql = new pg.Client({ connectionString: url });
-  await sql.connect();
-  await sql.query(NOTES_SQL);
+async function withServer(options: Partial<StartOptions>, fn: (h: Harness) => Promise<void>): Promise<void> {
   resetClock();
-  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log: () => undefined, ...options });
-  const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
-  const h: Started = {
-    url,
-    server,
-    sql,
-    token,
-    async post(path, body, opts = {}) {
-      const headers = { authorization: `Bearer ${await token(opts.user)}`, 'content-type': 'application/json', ...opts.headers };
-      return reply(await fetch(`${server.url}${path}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) }));
-    },
-    get: async (path) => reply(await fetch(`${server.url}${path}`)),
-    control: async (path, body) =>
-      reply(await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })),
-    async close() {
-      await server.close();
-      await sql.end();
-      await cluster.dropDatabase(name);
-    },
-  };
+  const h = await freshServer(env, NOTES_SQL, { start: options });
   try {
     await fn(h);
   } finally {

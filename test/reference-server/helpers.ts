@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { startServer, type RunningServer } from '../../reference/server/app.ts';
+import { type RunningServer, type StartOptions, startServer } from '../../reference/server/app.ts';
 import { mintToken, secretKey } from '../../reference/server/auth.ts';
 import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
 
@@ -39,14 +39,30 @@ export interface Harness {
   server: RunningServer;
   sql: pg.Client;
   token(user?: string): Promise<string>;
+  /** POST with a bearer token for `user` (default u1); `user: ''` sends no Authorization header. */
   post(path: string, body: unknown, opts?: { user?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply>;
+  get(path: string): Promise<Reply>;
+  /** POST to a test control endpoint (no credentials: the controls answer loopback peers only). */
+  control(path: string, body: unknown): Promise<Reply>;
   close(): Promise<void>;
+}
+
+/** Reads a response into a Reply; a body that is not JSON leaves `json` undefined. */
+export async function reply(res: Response): Promise<Reply> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json, headers: res.headers };
 }
 
 let counter = 0;
 
-/** A fresh database with the given setup SQL, and a running server on it. */
-export async function freshServer(env: Env, setupSql: string, options: { capture?: boolean } = {}): Promise<Harness> {
+/** A fresh database with the given setup SQL, and a running server on it (with extra start options if given). */
+export async function freshServer(env: Env, setupSql: string, options: { capture?: boolean; start?: Partial<StartOptions> } = {}): Promise<Harness> {
   const name = `t_${process.pid}_${++counter}`;
   await env.cluster.cloneDatabase(TEMPLATE, name);
   const url = env.cluster.urlFor(name);
@@ -55,7 +71,7 @@ export async function freshServer(env: Env, setupSql: string, options: { capture
   await sql.query(setupSql);
   // SYNCHRO_TEST_LOG=1 shows the server's log lines (codes only) while debugging a test.
   const log = process.env.SYNCHRO_TEST_LOG === '1' ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
-  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log, capture: options.capture === true });
+  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log, capture: options.capture === true, ...options.start });
   const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
   const h: Harness = {
     url,
@@ -63,20 +79,13 @@ export async function freshServer(env: Env, setupSql: string, options: { capture
     sql,
     token,
     async post(path, body, opts = {}) {
-      const res = await fetch(`${h.server.url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${await token(opts.user)}`, 'content-type': 'application/json', ...opts.headers },
-        body: opts.raw ?? JSON.stringify(body),
-      });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, text, json, headers: res.headers };
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
+      if (opts.user !== '') headers.authorization = `Bearer ${await token(opts.user)}`;
+      return reply(await fetch(`${h.server.url}${path}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) }));
     },
+    get: async (path) => reply(await fetch(`${h.server.url}${path}`)),
+    control: async (path, body) =>
+      reply(await fetch(`${h.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })),
     async close() {
       // A test may have replaced the server (a restart); close whichever runs now.
       await h.server.close();
