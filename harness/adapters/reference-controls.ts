@@ -4,18 +4,26 @@
  * `--test-controls`. A refusal is an error naming the endpoint and the
  * server's answer, so a scenario fails with the reason.
  */
-import type { ClientsControl, ClockControl } from './server.ts';
+import type { CaptureControl, ClientsControl, ClockControl } from './server.ts';
 
-async function call(baseUrl: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+async function call(baseUrl: string, path: string, body?: unknown, timeoutMs = 30_000): Promise<Record<string, unknown>> {
   const init: RequestInit = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-  const response = await fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(30_000) });
+  const response = await fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`reference test control ${path} answered ${response.status}: ${text}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl } {
+/** Waiting for materialization is the one capture control the reference serves; the others are not offered. */
+export type ReferenceCapture = Pick<CaptureControl, 'awaitMaterialized'>;
+
+export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl; capture: ReferenceCapture } {
   return {
+    capture: {
+      awaitMaterialized: async (deadlineMs) => {
+        await call(baseUrl, '/__test/capture/catch-up', { timeout_ms: deadlineMs }, deadlineMs + 5_000);
+      },
+    },
     clock: {
       advance: async (milliseconds) => {
         await call(baseUrl, '/__test/clock/advance', { milliseconds });

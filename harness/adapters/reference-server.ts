@@ -166,6 +166,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     inspect: sql.inspect,
     clock: controls.clock,
     clients: controls.clients,
+    capture: controls.capture,
     logs: { text: () => started.child.stderr },
     async close() {
       if (closed) return;

@@ -54,11 +54,17 @@ export interface SchemaControl {
 
 /** Change capture control (the WAL worker of the reference). */
 export interface CaptureControl {
+  /**
+   * Resolves once every source transaction committed before the call is
+   * visible to pull and rebuild. Offered on its own by servers that capture
+   * asynchronously, since any scenario writing source rows has to wait for it.
+   */
   awaitMaterialized(deadlineMs: number): Promise<void>;
-  stopWorker(): Promise<void>;
-  killWorker(): Promise<void>;
-  restartWorker(): Promise<void>;
-  injectPoison(): Promise<void>;
+  /** The worker controls below make up the `capture` capability. */
+  stopWorker?(): Promise<void>;
+  killWorker?(): Promise<void>;
+  restartWorker?(): Promise<void>;
+  injectPoison?(): Promise<void>;
 }
 
 /** The server's clock for protocol decisions (`server_time`, expiry, lifetimes). */

@@ -26,9 +26,10 @@ import { loadRunConfig, RUN_CONFIG_FILE } from './run-config.ts';
 import { describeSetup, openSession } from './session.ts';
 
 export const USAGE = `run [--server <adapter|config.json>] [--client <adapter|config.json>] [--profile server|client|full]
-    [--tags <expression>] [--parallel N] [--config ${RUN_CONFIG_FILE}] [--records invariants.yaml] [--out reports]
+    [--tags <expression>] [--parallel N] [--fault <name>] [--config ${RUN_CONFIG_FILE}] [--records invariants.yaml] [--out reports]
   Runs every feature (or those the profile and tags select) against the adapters
-  and writes the reports. Adapters and options default to ${RUN_CONFIG_FILE}
+  and writes the reports. --fault runs them with one registered fault injected
+  (what the sensitivity run does per recipe), to see a fault's effect by hand. Adapters and options default to ${RUN_CONFIG_FILE}
   when it exists, else to the reference server and client. An adapter is
   "reference" or the path of a JSON adapter config (docs/adapters.md).`;
 
@@ -39,6 +40,7 @@ const OPTIONS = {
   profile: { type: 'string' },
   tags: { type: 'string' },
   parallel: { type: 'string' },
+  fault: { type: 'string' },
   records: { type: 'string', default: 'invariants.yaml' },
   out: { type: 'string', default: 'reports' },
   help: { type: 'boolean', default: false },
@@ -95,7 +97,7 @@ export async function main(args: string[]): Promise<number> {
       imports: ['steps/**/*.ts'],
       ...(tags ? { tags } : {}),
       parallel,
-      worldParameters: session.worldParameters,
+      worldParameters: values.fault === undefined ? session.worldParameters : { ...session.worldParameters, fault: values.fault },
       messagesFile,
       progress: process.stdout.isTTY ? 'bar' : 'lines',
     });

@@ -57,7 +57,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     jwtKey: secretKey(options.jwtSecret),
     log,
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
-    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs }) } : {}),
+    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, ...(capture === undefined ? {} : { capture }) }) } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -8,10 +8,11 @@
  * killed and its state removed; wire violations seen by the proxy and client
  * protocol breaches fail it, with the client's captured output.
  */
-import { After, Before } from '@cucumber/cucumber';
+import { After, Before, BeforeStep } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
+import { snapshotServerState } from './server-state.ts';
 import type { SyncWorld } from './world.ts';
 // The hooks rely on the World they describe being installed, wherever they are loaded from.
 import './world.ts';
@@ -34,6 +35,7 @@ function undeterminedReason(world: SyncWorld, tags: readonly string[]): string |
 }
 
 Before(function (this: SyncWorld, { pickle }) {
+  this.stepTexts = pickle.steps.map((step) => step.text);
   const tags = pickle.tags.map((tag) => tag.name);
   const reason = undeterminedReason(this, tags);
   if (reason) {
@@ -51,6 +53,19 @@ Before(function (this: SyncWorld, { pickle }) {
     return 'skipped';
   }
   return undefined;
+});
+
+// Declaring source tables and their scope placement only describes them; the
+// first step after the declarations installs them all on the server at once.
+const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"]+" (?:places|also places|marks deletion)/];
+const SNAPSHOT_STEP = /^no durable state changed on the server$/;
+
+BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
+  if (this.model.pending && !DECLARATION.some((pattern) => pattern.test(pickleStep.text))) await this.readyServer();
+  // "No durable state changed" compares against the state right before the scenario's first action.
+  if (pickleStep.type === 'Action' && this.serverSnapshot === undefined && pickle.steps.some((step) => SNAPSHOT_STEP.test(step.text))) {
+    this.serverSnapshot = await snapshotServerState(await this.readyServer());
+  }
 });
 
 After(async function (this: SyncWorld) {

@@ -12,12 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type IWorldOptions, setDefaultTimeout, setWorldConstructor, World } from '@cucumber/cucumber';
 import { ClientSupervisor } from '../../harness/adapters/client-process.ts';
+import type { ClientMethod } from '../../harness/adapters/rpc-schemas.ts';
 import { openServer } from '../../harness/adapters/open.ts';
 import type { ServerAdapter } from '../../harness/adapters/server.ts';
 import { type ClientSetup, isSetup, type ServerSetup, unavailable } from '../../harness/adapters/setup.ts';
 import { type FaultDefinition, findFault, switchName } from '../../harness/faults/registry.ts';
 import { WireProxy } from '../../harness/proxy/proxy.ts';
 import { CountingAssert } from './assertions.ts';
+import { drivesProcess } from './client-mode.ts';
+import { ScenarioModel } from './model.ts';
+import type { Reply } from './reply.ts';
+import { WireClient } from './wire-client.ts';
 
 export interface RunParameters {
   /** Server adapter setup prepared by `run` (an adapter id when the run was not prepared). */
@@ -43,6 +48,17 @@ export interface ScenarioClient {
   process: ClientSupervisor;
 }
 
+/** A client adapter process opened against the scenario's proxy as a user. */
+export interface ProcessClient extends ScenarioClient {
+  userId: string;
+  clientId: string;
+  /** A JSON-RPC call to the process (`docs/client-adapter-protocol.md`). */
+  call<T = Record<string, unknown>>(method: ClientMethod, params?: Record<string, unknown>): Promise<T>;
+}
+
+/** What the last `syncNow` of a process client gave: its result, or the error it raised. */
+export type SyncResult = { completion: string; status: string } | { error: Error };
+
 function setupOf<S extends ServerSetup | ClientSetup>(value: S | string | undefined, role: 'server' | 'client'): S {
   if (isSetup(value)) return value as S;
   return unavailable(String(value ?? 'reference'), String(value ?? 'reference'), `the ${role} adapter was not prepared: run the features through "synchro-conformance run"`) as S;
@@ -58,6 +74,24 @@ export class SyncWorld extends World<RunParameters> {
   /** The fault of a sensitivity run, when one is set and registered. */
   readonly fault: FaultDefinition | undefined;
   readonly clients = new Map<string, ScenarioClient>();
+  /** Source tables and scope placement the scenario declared (installed before the first server step). */
+  readonly model = new ScenarioModel();
+  /** The last answer a harness-driven request got, and all of them in order. */
+  reply: Reply | undefined;
+  readonly replies: Reply[] = [];
+  /** Text of every step of the running scenario (set by the Before hook). */
+  stepTexts: readonly string[] = [];
+  /** The user each named client belongs to, from "client X of user Y" steps. */
+  readonly clientUsers = new Map<string, string>();
+  readonly lastSync = new Map<string, SyncResult>();
+  /** Numbers a step noted under a name (V, W) for later steps to compare with. */
+  readonly noted = new Map<string, number>();
+  /** Server versions the harness's clients hold, by `table/pk`, from push outcomes and pulled or rebuilt rows. */
+  readonly heldVersions = new Map<string, string>();
+  /** Server state before the scenario's first action, when a step compares against it. */
+  serverSnapshot: Map<string, string> | undefined;
+  readonly #wires = new Map<string, WireClient>();
+  readonly #processes = new Map<string, Promise<ProcessClient>>();
   #server: Promise<ServerAdapter> | undefined;
   #proxy: Promise<WireProxy> | undefined;
   #scratch: string | undefined;
@@ -81,6 +115,116 @@ export class SyncWorld extends World<RunParameters> {
   server(): Promise<ServerAdapter> {
     this.#server ??= openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs });
     return this.#server;
+  }
+
+  /** Records an answer as the scenario's last response. */
+  recordReply(reply: Reply): void {
+    this.reply = reply;
+    this.replies.push(reply);
+    if (reply.status === 200) this.#holdVersions(reply);
+  }
+
+  /** Key of a row in `heldVersions`: table id and the key's wire value. */
+  static rowKey(tableId: string, pk: unknown): string {
+    const value = pk !== null && typeof pk === 'object' ? Object.values(pk)[0] : pk;
+    return `${tableId}/${JSON.stringify(value)}`;
+  }
+
+  // A client holds the version of every row it was told about: what "current" base versions refer to.
+  #holdVersions(reply: Reply): void {
+    const body = reply.json ?? {};
+    const rows: { table: string; pk: unknown; server_version?: string; op?: string }[] =
+      reply.endpoint === 'push' ? [...(body.accepted ?? []), ...(body.rejected ?? [])] : reply.endpoint === 'pull' ? (body.changes ?? []) : reply.endpoint === 'rebuild' ? (body.records ?? []) : [];
+    for (const row of rows) {
+      const key = SyncWorld.rowKey(row.table, row.pk);
+      if (typeof row.server_version === 'string') this.heldVersions.set(key, row.server_version);
+      else if (row.op === 'delete') this.heldVersions.delete(key);
+    }
+  }
+
+  /** The last answer, or a failure saying no request was made yet. */
+  lastReply(): Reply {
+    if (!this.reply) throw new Error('no request has been answered yet in this scenario');
+    return this.reply;
+  }
+
+  /** The server with the declared tables installed. */
+  async readyServer(): Promise<ServerAdapter> {
+    const server = await this.server();
+    if (this.model.pending) await this.model.install(server);
+    return server;
+  }
+
+  userOf(name: string): string {
+    const user = this.clientUsers.get(name);
+    if (user === undefined) throw new Error(`client "${name}" has no user yet: a step "client ${name} of user ..." must come first`);
+    return user;
+  }
+
+  /** True when this scenario drives client `name` as an adapter process. */
+  isProcess(name: string): boolean {
+    return this.#processes.has(name) || drivesProcess(this.stepTexts, name);
+  }
+
+  hasWire(name: string): boolean {
+    return this.#wires.has(name);
+  }
+
+  /** The harness's own protocol client `name`, created for its user on first use. */
+  wire(name: string, userId?: string): WireClient {
+    let client = this.#wires.get(name);
+    if (!client) {
+      if (userId !== undefined) this.clientUsers.set(name, userId);
+      client = new WireClient(name, this.userOf(name), {
+        url: async () => (await this.proxy()).url,
+        token: async (user) => (await this.server()).token(user),
+        record: (reply) => this.recordReply(reply),
+        deadlineMs: this.deadlineMs,
+      });
+      this.#wires.set(name, client);
+    }
+    return client;
+  }
+
+  /** Replaces protocol client `name` by a fresh one (new client id, nothing installed). */
+  newWire(name: string, userId: string): WireClient {
+    this.#wires.delete(name);
+    return this.wire(name, userId);
+  }
+
+  /** The client adapter process `name`, started and opened against the proxy on first use. */
+  process(name: string, extra: Record<string, unknown> = {}): Promise<ProcessClient> {
+    let opened = this.#processes.get(name);
+    if (!opened) {
+      opened = (async () => {
+        await this.readyServer();
+        const userId = this.userOf(name);
+        const client = this.startClient(name);
+        const params = await this.openParams(client, userId, extra);
+        await client.process.call('open', params);
+        return {
+          ...client,
+          userId,
+          clientId: String(params.clientId),
+          call: <T>(method: ClientMethod, callParams: Record<string, unknown> = {}) => client.process.call(method, callParams) as Promise<T>,
+        };
+      })();
+      this.#processes.set(name, opened);
+    }
+    return opened;
+  }
+
+  /** Runs one `syncNow` of process client `name` and keeps the outcome for later steps. */
+  async syncProcess(name: string): Promise<SyncResult> {
+    const client = await this.process(name);
+    let result: SyncResult;
+    try {
+      result = await client.call<{ completion: string; status: string }>('syncNow');
+    } catch (error) {
+      result = { error: error as Error };
+    }
+    this.lastSync.set(name, result);
+    return result;
   }
 
   /** The proxy in front of the scenario's server, with the scenario's wire fault installed. */

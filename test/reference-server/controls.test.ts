@@ -207,3 +207,22 @@ test('main.ts stops at start-up on a bad interval, limit or a non-loopback host 
     assert.equal(result.stdout, '', 'it never listened');
   }
 });
+
+test('capture catch-up answers once a committed source row is materialized, and refuses without a worker', async () => {
+  resetClock();
+  const h = await freshServer(env, NOTES_SQL, { capture: true, start: { testControls: true } });
+  try {
+    await h.sql.query("INSERT INTO public.notes (id, body) VALUES ('caught', 'up')");
+    const answer = await h.control('/__test/capture/catch-up', { timeout_ms: 20_000 });
+    assert.equal(answer.status, 200, answer.text);
+    const { rows } = await h.sql.query("SELECT count(*)::int AS n FROM synchro.row_versions WHERE pk_text = 'caught'");
+    assert.equal(rows[0].n, 1, 'the row is materialized when catch-up answers');
+    assert.equal((await h.control('/__test/capture/catch-up', { timeout_ms: 0 })).status, 400);
+  } finally {
+    await h.close();
+  }
+  await withServer({ testControls: true }, async (plain) => {
+    const refused = await plain.control('/__test/capture/catch-up', { timeout_ms: 1000 });
+    assert.equal(refused.status, 409, refused.text);
+  });
+});

@@ -16,6 +16,8 @@ export const CONTROL_PREFIX = '/__test/';
 export interface ControlOptions {
   pool: Pool;
   staleClientIntervalMs: number;
+  /** The capture worker, when this process runs one: a scenario waits on it instead of sleeping. */
+  capture?: { catchUp(timeoutMs?: number): Promise<void> };
 }
 
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
@@ -64,7 +66,7 @@ const clockState = () => ({ now: serverClock.now().toISOString(), offset_ms: ser
 type Control = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
-  const { pool, staleClientIntervalMs } = options;
+  const { pool, staleClientIntervalMs, capture } = options;
   const routes: Record<string, { method: 'GET' | 'POST'; run: Control }> = {
     '/__test/clock': { method: 'GET', run: async (_req, res) => sendJson(res, clockState()) },
     '/__test/clock/advance': {
@@ -105,6 +107,19 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
         const now = serverClock.now();
         const expired = await expireStaleClients(pool, now, staleClientIntervalMs);
         sendJson(res, { now: now.toISOString(), stale_client_interval_ms: staleClientIntervalMs, expired });
+      },
+    },
+    '/__test/capture/catch-up': {
+      method: 'POST',
+      run: async (req, res) => {
+        const value = await body(req);
+        exactMembers(value, ['timeout_ms']);
+        const ms = value.timeout_ms;
+        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
+        if (capture === undefined) throw new SyncError('invalid_request', 'this server runs no capture worker', {}, 409);
+        // Everything committed before this request is materialized and acknowledged when it answers.
+        await capture.catchUp(ms);
+        sendJson(res, { caught_up: true });
       },
     },
     '/__test/clients/retire': {

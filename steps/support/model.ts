@@ -1,0 +1,121 @@
+/**
+ * What a scenario declared about the source schema before it ran: tables with
+ * portable column types, where their rows belong (scope placement), and the
+ * lifecycle columns. Declarations are collected first and installed on the
+ * server in one go right before the first step that needs the server, because
+ * a registration carries its membership function and deletion column.
+ */
+import type { ServerAdapter } from '../../harness/adapters/server.ts';
+
+export interface ColumnSpec {
+  name: string;
+  /** Portable type name as the features spell it (string, int, int64, datetime, ...). */
+  type: string;
+  key: boolean;
+  nullable: boolean;
+}
+
+export interface TableSpec {
+  name: string;
+  columns: ColumnSpec[];
+  /** Scope templates such as `user:{owner_id}`: every row is placed in each. */
+  placements: string[];
+  /** Extra placements for rows whose `column` holds `value`. */
+  conditional: { column: string; value: string; scope: string }[];
+  deletedAtColumn?: string;
+  installed: boolean;
+}
+
+const SQL_TYPES: Record<string, string> = {
+  string: 'text',
+  int: 'integer',
+  int64: 'bigint',
+  float: 'double precision',
+  decimal: 'numeric',
+  bool: 'boolean',
+  boolean: 'boolean',
+  datetime: 'timestamptz',
+  date: 'date',
+  time: 'time',
+  json: 'jsonb',
+  bytes: 'bytea',
+  uuid: 'uuid',
+};
+
+export function sqlType(portable: string): string {
+  const type = SQL_TYPES[portable];
+  if (type === undefined) throw new Error(`unknown portable type "${portable}" (known: ${Object.keys(SQL_TYPES).join(', ')})`);
+  return type;
+}
+
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/** `user:{owner_id}` as a SQL expression over the projected row `r`. */
+function scopeExpression(template: string): string {
+  const parts = template.split(/(\{[^}]+\})/).filter((part) => part !== '');
+  return parts.map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part))).join(' || ');
+}
+
+export class ScenarioModel {
+  readonly tables = new Map<string, TableSpec>();
+
+  declareTable(name: string, columns: ColumnSpec[]): TableSpec {
+    if (this.tables.has(name)) throw new Error(`table "${name}" is declared twice in this scenario`);
+    if (columns.filter((c) => c.key).length !== 1) throw new Error(`table "${name}" needs exactly one key column`);
+    const table: TableSpec = { name, columns, placements: [], conditional: [], installed: false };
+    this.tables.set(name, table);
+    return table;
+  }
+
+  table(name: string): TableSpec {
+    const table = this.tables.get(name);
+    if (!table) throw new Error(`table "${name}" was not declared by a "a registered table" step`);
+    return table;
+  }
+
+  keyColumn(name: string): ColumnSpec {
+    return this.table(name).columns.find((c) => c.key) as ColumnSpec;
+  }
+
+  get pending(): boolean {
+    return [...this.tables.values()].some((t) => !t.installed);
+  }
+
+  /** Creates and registers every declared table not yet installed. */
+  async install(server: ServerAdapter): Promise<void> {
+    const provision = server.provision;
+    for (const table of this.tables.values()) {
+      if (table.installed) continue;
+      if (!provision) throw new Error(`server adapter "${server.id}" has no provision capability to create table "${table.name}"`);
+      const key = this.keyColumn(table.name);
+      const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
+      let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')});`;
+      let membershipFunction: string | null = null;
+      if (table.placements.length > 0 || table.conditional.length > 0) {
+        // A membership function reads the capture's projection of the row (the
+        // transaction's final state), never the live source table.
+        membershipFunction = `public.${table.name}_scopes`;
+        const branches = [
+          ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM synchro_projection.${ident(table.name)} r WHERE r.${ident(key.name)} = p_key`),
+          ...table.conditional.map(
+            (rule) => `SELECT ${literal(rule.scope)} FROM synchro_projection.${ident(table.name)} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`,
+          ),
+        ];
+        sql += `\nCREATE FUNCTION ${membershipFunction}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+  RETURN QUERY ${branches.join('\n  UNION ')};
+END
+$fn$;`;
+      }
+      await provision.exec(sql);
+      await provision.registerTable({
+        relation: `public.${table.name}`,
+        membershipFunction,
+        composition: table.conditional.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
+        ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
+      });
+      table.installed = true;
+    }
+  }
+}

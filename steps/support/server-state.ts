@@ -1,0 +1,38 @@
+/**
+ * A comparable picture of everything durable on the server: every row of the
+ * application tables and of the server's own metadata, read through the
+ * `inspect` capability. "No durable state changed" compares two pictures.
+ * Tables that only a background heartbeat writes are left out, since they
+ * move with time rather than with requests.
+ */
+import type { ServerAdapter } from '../../harness/adapters/server.ts';
+
+const TIME_ONLY_TABLES = new Set(['synchro.wal_worker_state', 'synchro.wal_progress']);
+
+export async function snapshotServerState(server: ServerAdapter): Promise<Map<string, string>> {
+  const inspect = server.inspect;
+  if (!inspect) throw new Error(`server adapter "${server.id}" has no inspect capability to read its durable state`);
+  const tables = await inspect.query<{ name: string }>(
+    `SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables
+      WHERE table_type = 'BASE TABLE' AND table_schema IN ('public', 'synchro', 'synchro_projection') ORDER BY 1`,
+  );
+  const picture = new Map<string, string>();
+  for (const { name } of tables) {
+    if (TIME_ONLY_TABLES.has(name)) continue;
+    const rows = await inspect.query<{ r: string }>(`SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY to_jsonb(t)::text), '[]')::text AS r FROM ${name} t`);
+    picture.set(name, rows[0]?.r ?? '[]');
+  }
+  return picture;
+}
+
+/** Names of the tables whose rows differ between two pictures, with a short excerpt of each. */
+export function stateDifferences(before: Map<string, string>, after: Map<string, string>): string[] {
+  const names = new Set([...before.keys(), ...after.keys()]);
+  const changed: string[] = [];
+  for (const name of [...names].sort()) {
+    const a = before.get(name);
+    const b = after.get(name);
+    if (a !== b) changed.push(`${name}: before ${(a ?? '(absent)').slice(0, 300)} / after ${(b ?? '(absent)').slice(0, 300)}`);
+  }
+  return changed;
+}
