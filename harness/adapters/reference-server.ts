@@ -24,8 +24,9 @@ import { mintJwt } from './token.ts';
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
 const CLUSTER_MODULES = ['reference/server/db/index.ts', 'reference/server/db/cluster.ts'];
-// capture, compaction and seed arrive with the reference's capture worker and retention.
-const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'inspect', 'logs', 'clock', 'clients'];
+// The capture worker controls (stop, kill, restart, poison) and seeds are not offered yet: scenarios
+// needing them are not applicable. Waiting for materialization is offered on its own (capture.awaitMaterialized).
+const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'inspect', 'logs', 'clock', 'clients', 'compaction'];
 const START_DEADLINE_MS = 60_000;
 
 /** The part of the reference cluster module the adapter uses. */
@@ -167,6 +168,10 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     clock: controls.clock,
     clients: controls.clients,
     capture: controls.capture,
+    compaction: {
+      // Expiry runs first, as the reference's retention job does: expired clients no longer hold a scope's floor back.
+      compact: async () => ({ expired: await controls.clients.runExpiry(), deleted: await sql.compactScopes() }),
+    },
     logs: { text: () => started.child.stderr },
     async close() {
       if (closed) return;

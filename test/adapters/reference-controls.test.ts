@@ -56,14 +56,24 @@ async function freshClient(clientId: string) {
   return { generation: res.json.client_generation as number, push, reconnect };
 }
 
-test('the reference declares and provides clock and clients, and still lacks capture, compaction and seed', () => {
-  const { known } = requiredCapabilities(['@cap:clock', '@cap:clients']);
+test('the reference declares and provides clock, clients and compaction, waits for capture, and still lacks the capture worker controls and seed', () => {
+  const { known } = requiredCapabilities(['@cap:clock', '@cap:clients', '@cap:compaction']);
   for (const capability of known) assert.ok((server.capabilities as readonly string[]).includes(capability), capability);
-  assert.ok(server.clock && server.clients);
-  for (const absent of ['capture', 'compaction', 'seed'] as const) {
-    assert.ok(!server.capabilities.includes(absent), absent);
-    assert.equal(server[absent], undefined);
-  }
+  assert.ok(server.clock && server.clients && server.compaction);
+  assert.equal(typeof server.capture?.awaitMaterialized, 'function');
+  assert.equal(server.capture?.killWorker, undefined);
+  for (const absent of ['capture', 'seed'] as const) assert.ok(!server.capabilities.includes(absent), absent);
+  assert.equal(server.seed, undefined);
+});
+
+test('capture.awaitMaterialized returns once a source row is visible, and compaction reports what it expired and deleted', async () => {
+  await server.sourceSql?.query("INSERT INTO public.notes (id, body) VALUES ('waited', 'for')");
+  await server.capture?.awaitMaterialized(30_000);
+  const versions = await server.inspect?.query("SELECT 1 FROM synchro.row_versions WHERE pk_text = 'waited'");
+  assert.equal(versions?.length, 1);
+  const compacted = (await server.compaction?.compact()) as { expired: unknown[]; deleted: Record<string, number> };
+  assert.ok(Array.isArray(compacted.expired));
+  assert.equal(typeof compacted.deleted, 'object');
 });
 
 test('clock.advance and clock.set move the server time the protocol reports', async () => {
