@@ -13,7 +13,6 @@ import { createInterface } from 'node:readline';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { SynchroClient } from './client/client.ts';
 import { AtomicGroupInvalid, ClientError, SqlRefused } from './client/errors.ts';
-import { isLegalTransition } from './client/state.ts';
 import { httpTransport } from './client/sync/transport.ts';
 
 export const CRASH_POINTS = [
@@ -119,7 +118,15 @@ add('retryAfterError', async () => ({ status: (await need().retryAfterError()).s
 add('resetSchemaAndStart', async () => ({ status: (await need().resetSchemaAndStart()).status.state }));
 add('getStatus', () => {
   const c = need();
-  return { status: c.life.state, statusLog: c.life.log, detail: c.status() };
+  const detail = c.status();
+  const failure = detail.failure as { operation: string; code: string; retryable: boolean; message: string; recoveryAction: string } | undefined;
+  return {
+    status: c.life.state,
+    statusLog: c.life.log,
+    statusTimes: c.life.logTimes,
+    detail,
+    ...(failure === undefined ? {} : { failure: { operation: failure.operation, code: failure.code, retryable: failure.retryable, message: failure.message, recoveryAction: failure.recoveryAction } }),
+  };
 });
 add('query', (p) => guarded(() => ({ rows: need().query(String(p.sql), (p.params as Statement['params']) ?? []) })));
 add('execute', (p) =>
@@ -187,18 +194,51 @@ add('inspectScopes', () => need().inspectScopes());
 add('inspectProvenance', () => ({ provenance: need().inspectProvenance() }));
 add('inspectRebuilds', () => ({ rebuilds: need().inspectRebuilds() }));
 add('inspectRowVersions', () => ({ versions: need().inspectRowVersions() }));
-add('inspectBackoff', () => ({ backoff: need().inspectBackoff() }));
-add('validateTransition', (p) => ({ legal: isLegalTransition(p.from, p.to) }));
+add('inspectBackoff', () => {
+  const b = need().inspectBackoff();
+  return {
+    backoff:
+      b === null ? null : { operation: b.resume_state, workIdentity: b.work_identity, classification: b.retry_classification, attempt: b.attempt_count, nextRetryAt: b.next_retry_at_ms },
+  };
+});
+add('snapshotDigest', (p) => need().snapshotDigest(p.excludeBackoff === true));
+add('validateTransition', (p) => {
+  try {
+    need().validateTransition(p.from, p.to, typeof p.interrupted === 'string' ? p.interrupted : undefined);
+    return { legal: true };
+  } catch (e) {
+    if (e instanceof ClientError) return { legal: false, error: { type: e.code, retryable: e.retryable } };
+    throw e;
+  }
+});
 
-// Requests are handled one at a time, in arrival order, so a crash point is reached deterministically.
+/**
+ * Read-only calls that reach no crash point; they are answered at once, even
+ * while a sync is waiting on the network, so the harness can observe the
+ * client in the middle of a request. Each reads in one SQLite transaction.
+ */
+const READ_ONLY = new Set(['getStatus', 'snapshotDigest', 'inspectMutations', 'inspectRejections', 'inspectBatches', 'inspectScopes', 'inspectProvenance', 'inspectRebuilds', 'inspectRowVersions', 'inspectBackoff', 'validateTransition', 'crashPoints']);
+
+function methodOf(line: string): unknown {
+  try {
+    return (JSON.parse(line) as { method?: unknown }).method;
+  } catch {
+    return undefined;
+  }
+}
+
+async function answer(line: string): Promise<void> {
+  const response = await rpc.receiveJSON(line);
+  if (response !== null) process.stdout.write(`${JSON.stringify(response)}\n`);
+}
+
+// Other requests are handled one at a time, in arrival order, so a crash point is reached deterministically.
 let chain: Promise<void> = Promise.resolve();
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line.trim() === '') return;
-  chain = chain.then(async () => {
-    const response = await rpc.receiveJSON(line);
-    if (response !== null) process.stdout.write(`${JSON.stringify(response)}\n`);
-  });
+  if (READ_ONLY.has(String(methodOf(line)))) void answer(line);
+  else chain = chain.then(() => answer(line));
 });
 lines.on('close', () => {
   void chain.then(() => {

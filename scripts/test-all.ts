@@ -74,7 +74,9 @@ function conformance(): void {
 
 function sensitivity(): void {
   banner('sensitivity run');
-  const status = run(node, ['harness/cli.ts', 'sensitivity']);
+  // The conformance stage just ran the same code without faults: its results are the baseline.
+  const baseline = join(root, 'reports/messages.ndjson');
+  const status = run(node, ['harness/cli.ts', 'sensitivity', ...(existsSync(baseline) ? ['--baseline', baseline] : [])]);
   const file = join(root, 'reports/sensitivity.json');
   const result = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { total: { detected: number; total: number }; unproven: string[] }) : undefined;
   if (!result) {

@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { checksumObject, digestRow, fromHex, scopeDigest, toHex } from '../../harness/codec/index.ts';
+import type { RebuildResponse } from '../../harness/wire/generated.ts';
 import { addScope } from '../../reference/client/apply/scopes.ts';
 import { SynchroClient } from '../../reference/client/client.ts';
 import { serverApply } from '../../reference/client/local/metadata.ts';
 import { applyRebuildPage, finishRebuild, rebuildRequest, startAttempt } from '../../reference/client/rebuild/rebuild.ts';
-import type { RebuildResponse } from '../../harness/wire/generated.ts';
 import { manifest } from '../../test/reference-client/fixtures.ts';
 
 const rows = Number(process.argv[2] ?? 50_000);

@@ -52,27 +52,22 @@ Feature: Automatic Rebuild Default
         | trigger                                                                                                                   | scope    | row |
         | the server publishes a class 3 manifest that adds a column "rank" of type "int" with existing values to table "tasks", affecting scope "team:red" | team:red | t-1 |
 
-      @cap:compaction
-      Examples: a cursor that fell below the retention floor
-        | trigger                                                                                    | scope    | row |
-        | scope "team:red" is compacted past the position of the cursor client "A" holds for it      | team:red | t-1 |
-
       @cap:clients
       Examples: an expired client generation
         | trigger                         | scope    | row |
         | the server has expired client "A" | team:red | t-1 |
 
-      Examples: a cursor the server replaced by null
-        | trigger                                                                                             | scope    | row |
-        | the proxy will set "/scope_cursor_updates/team:red" to null in the next connect response to client "A" | team:red | t-1 |
+      Examples: a scope a pull answer lists for rebuild
+        | trigger                                                            | scope    | row |
+        | client "A" will be told by its next pull to rebuild scope "team:red" | team:red | t-1 |
 
     Scenario: a rebuild the server restarts mid-way is restarted by the client on its own
       Given the harness has committed and capture has materialized:
         """
         INSERT INTO public.tasks (id, owner_id, team, title) VALUES ('t-3', 'alice', 'red', 'red two'), ('t-4', 'alice', 'red', 'red three');
         """
-      And client "A" has rebuild required for scope "team:red"
       And client "A" uses rebuild page limit 1
+      And client "A" will be told by its next pull to rebuild scope "team:red"
       And the proxy will answer the second rebuild request of client "A" with status 409 and the error body {"error":{"code":"rebuild_restart_required","message":"rebuild must restart","retryable":false,"scope_id":"team:red"}}
       When client "A" syncs, with the application making no other call
       Then the sync of client "A" ends with completion "idle" within 30 seconds
@@ -89,4 +84,4 @@ Feature: Automatic Rebuild Default
       And client "A" syncs, with the application making no other call
       Then after the first of these syncs client "A" already reported no scope requiring rebuild
       And client "A" never reported the state "rebuilding" for longer than 30 seconds
-      And client "A" emitted no status or event that asks the application to approve or start a rebuild
+      And client "A" ended both syncs idle in state "ready" without entering "error" or "stopped"

@@ -35,11 +35,8 @@ Feature: Legal Client State Transitions
   @cap:provision
   Rule: a client permits exactly the transitions of the adjacency map
 
-    Scenario Outline: a listed transition is permitted
-      When the transition validator of client "A" is asked to move from "<from>" to "<to>"
-      Then the validator accepts the transition
-
-      Examples: the 50 legal pairs
+    Scenario: every listed transition is permitted
+      When the transition validator of client "A" is asked about each of these 50 pairs:
         | from            | to              |
         | uninitialized   | local_ready     |
         | uninitialized   | error           |
@@ -91,6 +88,7 @@ Feature: Legal Client State Transitions
         | error           | local_ready     |
         | error           | stopped         |
         | stopped         | local_ready     |
+      Then the validator accepts each of them
 
     Scenario: every transition a client makes in practice is in the map
       Given client "A" executes SQL:
@@ -115,73 +113,88 @@ Feature: Legal Client State Transitions
   Rule: an unlisted transition fails as a non-retryable local contract error without mutating durable sync state
 
     @negative
-    Scenario Outline: an unlisted transition is refused and changes nothing
+    Scenario: every unlisted transition is refused and changes nothing
       Given the harness snapshots the durable sync state of client "A"
-      When the transition validator of client "A" is asked to move from "<from>" to "<to>"
-      Then the validator refuses it with the non-retryable local contract error "invalid_state_transition"
+      When the transition validator of client "A" is asked about each of these 71 pairs:
+        | from            | to              |
+        | uninitialized   | uninitialized   |
+        | uninitialized   | connecting      |
+        | uninitialized   | schema_applying |
+        | uninitialized   | ready           |
+        | uninitialized   | pushing         |
+        | uninitialized   | pulling         |
+        | uninitialized   | rebuilding      |
+        | uninitialized   | backoff         |
+        | local_ready     | uninitialized   |
+        | local_ready     | local_ready     |
+        | local_ready     | schema_applying |
+        | local_ready     | ready           |
+        | local_ready     | pushing         |
+        | local_ready     | pulling         |
+        | local_ready     | rebuilding      |
+        | local_ready     | backoff         |
+        | connecting      | uninitialized   |
+        | connecting      | local_ready     |
+        | connecting      | connecting      |
+        | connecting      | pushing         |
+        | connecting      | pulling         |
+        | connecting      | rebuilding      |
+        | schema_applying | uninitialized   |
+        | schema_applying | local_ready     |
+        | schema_applying | connecting      |
+        | schema_applying | schema_applying |
+        | schema_applying | pushing         |
+        | schema_applying | pulling         |
+        | schema_applying | backoff         |
+        | ready           | uninitialized   |
+        | ready           | local_ready     |
+        | ready           | schema_applying |
+        | ready           | ready           |
+        | ready           | backoff         |
+        | pushing         | uninitialized   |
+        | pushing         | local_ready     |
+        | pushing         | schema_applying |
+        | pushing         | rebuilding      |
+        | pulling         | uninitialized   |
+        | pulling         | local_ready     |
+        | pulling         | schema_applying |
+        | pulling         | pushing         |
+        | rebuilding      | uninitialized   |
+        | rebuilding      | local_ready     |
+        | rebuilding      | schema_applying |
+        | rebuilding      | pushing         |
+        | rebuilding      | pulling         |
+        | backoff         | uninitialized   |
+        | backoff         | local_ready     |
+        | backoff         | schema_applying |
+        | backoff         | ready           |
+        | backoff         | backoff         |
+        | error           | uninitialized   |
+        | error           | connecting      |
+        | error           | schema_applying |
+        | error           | ready           |
+        | error           | pushing         |
+        | error           | pulling         |
+        | error           | rebuilding      |
+        | error           | backoff         |
+        | error           | error           |
+        | stopped         | uninitialized   |
+        | stopped         | connecting      |
+        | stopped         | schema_applying |
+        | stopped         | ready           |
+        | stopped         | pushing         |
+        | stopped         | pulling         |
+        | stopped         | rebuilding      |
+        | stopped         | backoff         |
+        | stopped         | error           |
+        | stopped         | stopped         |
+      Then the validator refuses each of them with the non-retryable local contract error "invalid_state_transition"
       And the durable sync state of client "A" equals the snapshot
-
-      Examples: the 71 illegal pairs
-IL        | from            | to              |
-        | uninitialized   | local_ready     |
-        | uninitialized   | error           |
-        | uninitialized   | stopped         |
-        | local_ready     | connecting      |
-        | local_ready     | error           |
-        | local_ready     | stopped         |
-        | connecting      | schema_applying |
-        | connecting      | ready           |
-        | connecting      | backoff         |
-        | connecting      | error           |
-        | connecting      | stopped         |
-        | schema_applying | ready           |
-        | schema_applying | rebuilding      |
-        | schema_applying | error           |
-        | schema_applying | stopped         |
-        | ready           | connecting      |
-        | ready           | pushing         |
-        | ready           | pulling         |
-        | ready           | rebuilding      |
-        | ready           | error           |
-        | ready           | stopped         |
-        | pushing         | connecting      |
-        | pushing         | ready           |
-        | pushing         | pushing         |
-        | pushing         | pulling         |
-        | pushing         | backoff         |
-        | pushing         | error           |
-        | pushing         | stopped         |
-        | pulling         | connecting      |
-        | pulling         | ready           |
-        | pulling         | pulling         |
-        | pulling         | rebuilding      |
-        | pulling         | backoff         |
-        | pulling         | error           |
-        | pulling         | stopped         |
-        | rebuilding      | connecting      |
-        | rebuilding      | ready           |
-        | rebuilding      | rebuilding      |
-        | rebuilding      | backoff         |
-        | rebuilding      | error           |
-        | rebuilding      | stopped         |
-        | backoff         | connecting      |
-        | backoff         | pushing         |
-        | backoff         | pulling         |
-        | backoff         | rebuilding      |
-        | backoff         | error           |
-        | backoff         | stopped         |
-        | error           | local_ready     |
-        | error           | stopped         |
-        | stopped         | local_ready     |
 
     @negative
-    Scenario Outline: backoff returns only to the operation it interrupted or to connecting
+    Scenario: backoff returns only to the operation it interrupted or to connecting
       Given the harness snapshots the durable sync state of client "A"
-      When the transition validator of client "A" is asked to move from "backoff" to "<to>" with the persisted interrupted operation "<interrupted>"
-      Then the validator <verdict>
-      And the durable sync state of client "A" equals the snapshot
-
-      Examples:
+      When the transition validator of client "A" is asked to leave "backoff" for each of these targets with the persisted interrupted operation:
         | interrupted | to         | verdict                                                                        |
         | pulling     | pulling    | accepts the transition                                                          |
         | pulling     | connecting | accepts the transition                                                          |
@@ -189,18 +202,16 @@ IL        | from            | to              |
         | pulling     | rebuilding | refuses it with the non-retryable local contract error "invalid_state_transition" |
         | pushing     | pulling    | refuses it with the non-retryable local contract error "invalid_state_transition" |
         | rebuilding  | pushing    | refuses it with the non-retryable local contract error "invalid_state_transition" |
+      Then the validator gives each of them its verdict
+      And the durable sync state of client "A" equals the snapshot
 
   @cap:provision
   Rule: an unknown state fails as a non-retryable local contract error without mutating durable sync state
 
     @negative
-    Scenario Outline: a state name outside the eleven is refused
+    Scenario: a state name outside the eleven is refused
       Given the harness snapshots the durable sync state of client "A"
-      When the transition validator of client "A" is asked to move from "<from>" to "<to>"
-      Then the validator refuses it with the non-retryable local contract error "invalid_state_transition"
-      And the durable sync state of client "A" equals the snapshot
-
-      Examples:
+      When the transition validator of client "A" is asked about each of these 8 pairs:
         | from        | to         |
         | Ready       | pulling    |
         | ready       | Pulling    |
@@ -210,6 +221,8 @@ IL        | from            | to              |
         | local-ready | connecting |
         | ready       | fetching   |
         | ready       | idle       |
+      Then the validator refuses each of them with the non-retryable local contract error "invalid_state_transition"
+      And the durable sync state of client "A" equals the snapshot
 
   @cap:provision
   Rule: accepting any other transition is a violation, including stopped -> pulling and error -> ready

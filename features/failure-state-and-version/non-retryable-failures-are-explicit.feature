@@ -38,6 +38,7 @@ Feature: Non-Retryable Failures Are Explicit
         """
         INSERT INTO tasks (id, owner_id, title) VALUES ('t-1', 'alice', 'must not be lost');
         """
+      And client "A" has been restarted on the same database, so that its next sync connects first
       And the proxy will answer the next <endpoint> request of client "A" with status <status> and the error body <body>
       When client "A" syncs
       Then the sync of client "A" ends with completion "error"
@@ -65,7 +66,7 @@ Feature: Non-Retryable Failures Are Explicit
         | pull     | 400    | invalid_request        | pulling    | has no rebuild pending                      | {"error":{"code":"invalid_request","message":"request is invalid","retryable":false}}           |
         | pull     | 401    | auth_required          | pulling    | has no rebuild pending                      | {"error":{"code":"auth_required","message":"sign in","retryable":false}}                        |
         | pull     | 500    | sync_integrity_failure | pulling    | has no rebuild pending                      | {"error":{"code":"sync_integrity_failure","message":"sync operation failed","retryable":false}} |
-        | rebuild  | 400    | invalid_request        | rebuilding | has rebuild required for scope "user:alice" | {"error":{"code":"invalid_request","message":"request is invalid","retryable":false}}           |
+        | rebuild  | 400    | invalid_request        | rebuilding | will be told by its next pull to rebuild scope "user:alice" | {"error":{"code":"invalid_request","message":"request is invalid","retryable":false}}           |
 
   @cap:provision
   Rule: every non-retryable local contract failure enters an explicit typed error state
@@ -122,12 +123,8 @@ Feature: Non-Retryable Failures Are Explicit
         """
         INSERT INTO tasks (id, owner_id, title) VALUES ('t-5', 'alice', 'recovers');
         """
-      And the proxy will hold the next connect response to client "A"
-      When client "A" starts syncing
-      And the proxy has received the connect response for client "A"
-      And the server has expired client "A"
-      And the proxy releases the held response
-      And the sync of client "A" finishes
+      And when the next push request of client "A" reaches the proxy, the server will first expire client "A"
+      When client "A" syncs
       Then the push request of client "A" was answered 409 with error code "client_generation_expired"
       And the request client "A" sent right after that push is a connect request
       And client "A" sent no pull or rebuild request between that push and that connect
@@ -136,12 +133,8 @@ Feature: Non-Retryable Failures Are Explicit
 
     @negative @cap:schema
     Scenario: a schema mismatch on pull is met with a reconnect before any further work
-      Given the proxy will hold the next connect response to client "A"
-      When client "A" starts syncing
-      And the proxy has received the connect response for client "A"
-      And the server publishes a class 2 manifest that adds a nullable column "note" of type "string" to table "tasks"
-      And the proxy releases the held response
-      And the sync of client "A" finishes
+      Given when the next pull request of client "A" reaches the proxy, the server will first publish a class 2 manifest that adds a nullable column "note" of type "string" to table "tasks"
+      When client "A" syncs
       Then the pull request of client "A" was answered 422 with error code "schema_mismatch"
       And the request client "A" sent right after that pull is a connect request
       And client "A" reports the current manifest as its installed schema
@@ -149,8 +142,8 @@ Feature: Non-Retryable Failures Are Explicit
 
     @negative @cap:sourceSql
     Scenario: rebuild_restart_required starts a new attempt for that scope only
-      Given client "A" has rebuild required for scope "user:alice"
-      And client "A" uses rebuild page limit 1
+      Given client "A" uses rebuild page limit 1
+      And client "A" will be told by its next pull to rebuild scope "user:alice"
       And the harness has committed and capture has materialized:
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-6', 'alice', 'six'), ('t-7', 'alice', 'seven');

@@ -51,15 +51,15 @@ Feature: Retryable Failures Do Not Corrupt State
 
       Examples:
         | endpoint | failure                                                                  | operation  | rebuild state                                   |
-        | connect  | status 503, code "temporary_unavailable" and Retry-After "2"              | connecting | has no rebuild pending                          |
+        | connect  | status 503, code "temporary_unavailable" and Retry-After "2"              | connecting | has been restarted on the same database with no rebuild pending |
         | push     | status 503, code "temporary_unavailable" and Retry-After "2"              | pushing    | has no rebuild pending                          |
         | push     | status 429, code "retry_later" and Retry-After "2"                        | pushing    | has no rebuild pending                          |
         | push     | a transport error after the server committed the push                     | pushing    | has no rebuild pending                          |
         | pull     | status 503, code "capture_pending" and Retry-After "2"                    | pulling    | has no rebuild pending                          |
         | pull     | a transport error before the request reaches the server                   | pulling    | has no rebuild pending                          |
         | pull     | a response body cut off after half of its bytes                            | pulling    | has no rebuild pending                          |
-        | rebuild  | status 503, code "temporary_unavailable" and Retry-After "2"              | rebuilding | has rebuild required for scope "user:alice"     |
-        | rebuild  | a transport error after the server answered                               | rebuilding | has rebuild required for scope "user:alice"     |
+        | rebuild  | status 503, code "temporary_unavailable" and Retry-After "2"              | rebuilding | will be told by its next pull to rebuild scope "user:alice" |
+        | rebuild  | a transport error after the server answered                               | rebuilding | will be told by its next pull to rebuild scope "user:alice" |
 
     Scenario Outline: the retry repeats the interrupted request byte for byte and reaches the clean end state
       Given client "A" executes SQL:
@@ -89,11 +89,11 @@ Feature: Retryable Failures Do Not Corrupt State
         INSERT INTO public.tasks (id, owner_id, title)
         SELECT 'r-' || g, 'alice', 'row ' || g FROM generate_series(1, 5) AS g;
         """
-      And client "A" has rebuild required for scope "user:alice"
       And client "A" uses rebuild page limit 2
+      And client "A" will be told by its next pull to rebuild scope "user:alice"
       And the proxy will answer the second rebuild request of client "A" with status 503, code "temporary_unavailable" and Retry-After "1"
       When client "A" syncs
-      Then client "A" reports one rebuild attempt for scope "user:alice" with the rebuild_id and page limit of its first request and the continuation returned by page 1
+      Then client "A" reports one rebuild attempt for scope "user:alice" with the rebuild_id of its first request and the continuation returned by page 1
       And client "A" has exactly the 2 rows of page 1 from that rebuild
       When the Retry-After delay has passed
       And client "A" syncs
@@ -140,7 +140,7 @@ Feature: Retryable Failures Do Not Corrupt State
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-6', 'alice', 'six'), ('t-7', 'alice', 'seven');
         """
-      And when the next pull request of client "A" reaches the proxy, the harness will snapshot the durable sync state of client "A" and the proxy will answer it with a response body cut off after the first change
+      And when the next pull request of client "A" reaches the proxy, the harness will snapshot the durable sync state of client "A" and the proxy will answer it with a response body cut off after half of its bytes
       When client "A" syncs
       Then client "A" has neither row "t-6" nor row "t-7" in table "tasks"
       And the durable sync state of client "A" equals that snapshot except for its backoff record

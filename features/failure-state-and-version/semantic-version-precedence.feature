@@ -181,7 +181,7 @@ Feature: Semantic Version Precedence
       Given client "A" of user "alice" is opened with app version <version>
       When client "A" syncs
       Then client "A" sent no connect request
-      And client "A" is in state "error" with a failure whose retryable is false
+      And client "A" has stopped in state "error" with a failure that is not retryable
 
       Examples:
         | version   |

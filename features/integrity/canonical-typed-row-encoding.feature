@@ -118,7 +118,7 @@ Feature: Canonical Typed Row Encoding
     @negative
     Scenario Outline: the server refuses a pushed row value that is not canonical for its type
       When client "A" pushes mutation "f5a6b7c8-d9e0-4f1a-9a3c-b7c8d9e0f101" inserting row "r-5" of table "records" with columns "owner" = "alice" and "<column>" = the JSON value <value>
-      Then the push outcome of mutation "f5a6b7c8-d9e0-4f1a-9a3c-b7c8d9e0f101" is "rejected_terminal" with code "validation_failed"
+      Then the server refuses mutation "f5a6b7c8-d9e0-4f1a-9a3c-b7c8d9e0f101" before applying it, with a 400 "invalid_request" for the whole request or the outcome "rejected_terminal" with code "validation_failed"
       And the source table "records" has no row "r-5"
 
       Examples:

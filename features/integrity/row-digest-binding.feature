@@ -34,6 +34,7 @@ Feature: Row Digest Binding
       | title    | string | no  |
     And table "tasks" places each row in scope "user:{owner_id}"
     And table "notes" places each row in scope "user:{owner_id}"
+    And table "notes" also places rows whose owner_id is "p1" in scope "project:p1"
     And client "A" of user "alice" has connected and rebuilt every assigned scope
 
   @cap:provision
@@ -43,11 +44,11 @@ Feature: Row Digest Binding
       When client "A" pushes a batch with:
         | mutation_id                          | operation | table | pk  | owner_id | title |
         | 0a1b2c3d-4e5f-4a61-8b72-c3d4e5f6a701 | insert    | tasks | t-1 | alice    | one   |
-      And client "A" pushes a batch with:
+      Then the push outcome of mutation "0a1b2c3d-4e5f-4a61-8b72-c3d4e5f6a701" is "applied"
+      When client "A" pushes a batch with:
         | mutation_id                          | operation | table | pk  | owner_id | title |
         | 0a1b2c3d-4e5f-4a61-8b72-c3d4e5f6a702 | insert    | tasks | t-1 | alice    | again |
-      Then the push outcome of mutation "0a1b2c3d-4e5f-4a61-8b72-c3d4e5f6a701" is "applied"
-      And the push outcome of mutation "0a1b2c3d-4e5f-4a61-8b72-c3d4e5f6a702" is "conflict" with code "row_already_exists"
+      Then the push outcome of mutation "0a1b2c3d-4e5f-4a61-8b72-c3d4e5f6a702" is "conflict" with code "row_already_exists"
       And each of the two outcomes has a "server_version", a "server_row" and a "row_checksum" that is exactly {"algorithm":"sha256","version":1,"encoding":"hex","digest":<64 lowercase hex>}
       And each outcome's digest equals the harness codec digest over its outcome_schema hash, table, pk, server_row and server_version
 
@@ -200,12 +201,10 @@ Feature: Row Digest Binding
       When client "A" syncs
       Then the sync of client "A" ends with completion "error"
       And client "A" still reports the mutation for row "t-12" as not accepted
-      And client "A" reports no server version for row "t-12"
 
     @negative @cap:sourceSql
     Scenario: one bad digest on a terminal page leaves every scope cursor where it was
       Given user "alice" is assigned scope "project:p1"
-      And table "notes" also places rows whose owner_id is "p1" in scope "project:p1"
       And client "A" has synced
       And the harness has committed and capture has materialized:
         """
@@ -245,5 +244,22 @@ Feature: Row Digest Binding
         | UPDATE public.notes SET title = 'changed' WHERE id = 'n-4'; | removing the member "row_checksum"                                              |
         | UPDATE public.notes SET title = 'changed' WHERE id = 'n-4'; | removing the members "row" and "row_checksum" while keeping "op" as "upsert"     |
 
+    @cap:sourceSql
     Scenario: no server message in the run pairs a checksum with a missing row
+      Given the harness has committed and capture has materialized:
+        """
+        INSERT INTO public.notes (id, owner_id, title) VALUES ('n-20', 'alice', 'stays'), ('n-21', 'alice', 'goes');
+        """
+      And client "A" has pulled
+      When client "A" pushes a batch with:
+        | mutation_id                          | operation | table | pk   | owner_id | title   |
+        | 2c3d4e5f-6a7b-4c83-9d94-e5f6a7b8c901 | insert    | tasks | t-20 | alice    | new     |
+        | 2c3d4e5f-6a7b-4c83-9d94-e5f6a7b8c902 | insert    | notes | n-20 | alice    | clashes |
+      And the harness commits on the source database:
+        """
+        DELETE FROM public.notes WHERE id = 'n-21';
+        """
+      And capture has materialized every committed source transaction
+      And client "A" pulls
+      And client "A" requests a rebuild of scope "user:alice" and fetches every page
       Then across every push outcome, pull change and rebuild record recorded in this run, "row_checksum" is present exactly when "server_row" or "row" is present

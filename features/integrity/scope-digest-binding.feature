@@ -51,7 +51,6 @@ Feature: Scope Digest Binding
         """
       When client "A" requests a rebuild of scope "user:alice" and fetches every page
       Then the final rebuild "checksum" equals the harness codec scope digest over the rebuilt records
-      And the rebuilt records arrived in ascending order of their complete row identity octets
       And the final rebuild "checksum" differs from each of these mis-sorted variants the codec computes: sorted by table name then key text, sorted by identity without length prefixes, in arrival order reversed
 
     @cap:sourceSql
@@ -67,7 +66,7 @@ Feature: Scope Digest Binding
 
     @property
     Scenario: for many generated scope contents the server's scope digest matches the codec
-      When the harness runs 40 rounds, each pushing a generated mix of inserts, updates and deletes over up to 30 keys of tables "tasks" and "notes" with client "A", then rebuilding scope "user:alice" with a generated page limit from 1 to 7
+      When the harness runs 16 rounds, each pushing a generated mix of inserts, updates and deletes over up to 30 keys of tables "tasks" and "notes" with client "A", then rebuilding scope "user:alice" with a generated page limit from 1 to 7
       Then in every round the final rebuild checksum equals the harness codec scope digest over the union of the rebuilt records
       And in every round the cardinality the codec used equals the number of distinct row identities rebuilt
 

@@ -97,9 +97,24 @@ Feature: Canonical Operation Vocabulary
       And the change for row "t-3" has op "upsert"
       And the changes for rows "t-4" and "t-5" have op "delete"
 
-    Scenario: no recorded pull change in the whole run carries another op
-      Then across every pull response recorded in this run, every change has "op" equal to "upsert" or "delete"
-      And no rebuild record recorded in this run has an "op" member
+    @cap:sourceSql
+    Scenario: no pull change or rebuild record a client receives carries another op
+      Given the harness has committed and capture has materialized:
+        """
+        INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-10', 'alice', 'kept'), ('t-11', 'alice', 'soft'), ('t-12', 'alice', 'hard');
+        """
+      And client "A" syncs
+      When the harness commits on the source database:
+        """
+        UPDATE public.tasks SET title = 'changed' WHERE id = 't-10';
+        UPDATE public.tasks SET deleted_at = '2026-09-01T08:00:00Z' WHERE id = 't-11';
+        DELETE FROM public.tasks WHERE id = 't-12';
+        """
+      And capture has materialized every committed source transaction
+      And client "A" syncs
+      And client "B" of user "alice" has connected and rebuilt every assigned scope
+      Then across every pull response recorded in this scenario, every change has "op" equal to "upsert" or "delete"
+      And no rebuild record recorded in this scenario has an "op" member
 
     @negative
     Scenario Outline: a client refuses a pull page carrying a push verb

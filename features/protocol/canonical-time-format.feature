@@ -163,7 +163,8 @@ Feature: Canonical Time Format
     @negative
     Scenario: a connect response whose server_time is not UTC is refused
       Given the proxy will set "/server_time" to "2026-09-01T10:20:00.000000+02:00" in the next connect response to client "A"
-      When client "A" syncs
+      When the harness kills client "A" and restarts it on the same database
+      And client "A" syncs
       Then the sync of client "A" ends with completion "error"
       And client "A" sent no push, pull or rebuild request after that connect
       And no durable state changed on client "A"

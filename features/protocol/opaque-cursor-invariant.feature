@@ -83,6 +83,7 @@ Feature: Opaque Cursor Invariant
     @negative
     Scenario: two scopes given the same cursor text keep separate cursors
       Given user "alice" is assigned scope "project:p1"
+      And client "A" has synced
       And the proxy issues the alias "same-text" for every cursor issued to client "A" in the next pull response
       When client "A" syncs
       And client "A" syncs
@@ -95,11 +96,13 @@ Feature: Opaque Cursor Invariant
 
     Scenario: a scope whose cursor the server replaced by null is rebuilt, not resumed
       Given the proxy will set "/scope_cursor_updates/user:alice" to null in the next connect response to client "A"
-      When client "A" syncs
+      When client "A" is stopped, started again and syncs
       Then client "A" sent a rebuild request for scope "user:alice" with "/cursor" equal to null
       And no pull request of client "A" presented a non-null cursor for scope "user:alice" before that rebuild completed
 
     Scenario: a server answers a null pull cursor with a rebuild requirement and no progress for that scope
+      Given client "A" has pushed an insert of row "t-1" and holds its server version
+      And capture has materialized every committed source transaction
       When client "A" sends its next pull request with "/scopes/user:alice/cursor" set to null
       Then the response status is 200
       And the response member "/rebuild" contains "user:alice"
@@ -155,7 +158,7 @@ Feature: Opaque Cursor Invariant
       Examples:
         | holder | presenter  | token                                          | scope      |
         | alice  | client "B" | the cursor client "A" holds for "user:alice"   | user:alice |
-        | bob    | client "B" | the cursor client "A" holds for "user:alice"   | user:alice |
+        | bob    | client "B" | the cursor client "A" holds for "user:alice"   | user:bob   |
         | alice  | client "A" | the cursor client "A" holds for "project:p1"   | user:alice |
         | alice  | client "A" | a rebuild continuation client "A" holds        | user:alice |
 
@@ -170,6 +173,6 @@ Feature: Opaque Cursor Invariant
     @negative
     Scenario: an incremental cursor presented as a rebuild continuation is refused
       Given client "A" holds a valid cursor for scope "user:alice"
-      When client "A" sends its next rebuild request for scope "user:alice" with "/cursor" set to that cursor
+      When client "A" presents that cursor as the continuation of a rebuild request for scope "user:alice"
       Then the response status is 400 with error code "invalid_request"
       And the response has no member "/records"

@@ -118,7 +118,8 @@ Feature: Portable Wire Integer Range
     @negative @cap:provision
     Scenario Outline: a response with an out-of-range envelope integer is refused and nothing is installed
       Given the proxy will set "<member>" to <value> in the next <endpoint> response to client "A"
-      When client "A" syncs
+      When the harness kills client "A" and restarts it on the same database
+      And client "A" syncs
       Then the sync of client "A" ends with completion "error"
       And no durable state changed on client "A"
 
@@ -144,8 +145,8 @@ Feature: Portable Wire Integer Range
     @cap:provision
     Scenario: a cursor made of a long run of digits is stored and returned byte for byte
       Given the proxy aliases the cursors issued to client "A" for scope "user:alice" in issue order:
-        | alias                                      |
-        | 18446744073709551616184467440737095516160 |
+        | alias                                       |
+        | "18446744073709551616184467440737095516160" |
       When client "A" syncs
       And client "A" syncs
       Then client "A" presented the cursor "18446744073709551616184467440737095516160" for scope "user:alice" in its last pull request

@@ -32,7 +32,7 @@ Feature: Registered Scope Assignment Function
     And login role "app_operator" is a member of "synchro_operator" only
     And login role "app_adapter" is a member of "synchro_adapter" only
     And login role "app_other" is a member of no synchro role and may create functions in schema "public"
-    And table "restricted.hidden_members" (user_id text, team_id text) exists and role "app_operator" has no privilege on it or on schema "restricted"
+    And table "restricted.hidden_members" (user_id text, team_id text) exists and role "app_operator" may use schema "restricted" but has no privilege on that table
     And role "app_operator" has run on the source database:
       """
       CREATE TABLE public.team_members (user_id text NOT NULL, team_id text NOT NULL, PRIMARY KEY (user_id, team_id));

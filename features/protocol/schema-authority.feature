@@ -94,7 +94,13 @@ Feature: Schema Authority
       And the response has a member "/schema_definition" and no member "/affected_scopes"
 
     Scenario: no connect response ever carries the action fetch
-      Then across every connect response recorded in this run, "/schema/action" is one of "none", "replace", "rebuild_local" and "unsupported"
+      Given client "A" of user "alice" has connected and rebuilt every assigned scope
+      And client "A" connects
+      And the server publishes a class 3 manifest that adds a column "rank" of type "int" with existing values to table "templates", affecting scope "catalog_public"
+      And client "A" connects
+      And the server publishes a class 4 manifest that removes column "title" from table "tasks"
+      When client "A" connects presenting its installed schema reference
+      Then across every connect response recorded in this scenario, "/schema/action" is one of "none", "replace", "rebuild_local" and "unsupported"
 
   @cap:provision @cap:schema
   Rule: a client executes the server's action without substituting a local compatibility decision
@@ -125,9 +131,9 @@ Feature: Schema Authority
       When client "A" syncs
       And client "A" syncs
       Then each of those syncs ends with completion "error"
-      And client "A" is in state "error" with a failure whose recovery action is "schema_reset"
+      And client "A" has stopped in state "error" naming the recovery action "schema_reset"
       And client "A" sent no push, pull or rebuild request after the connect that answered unsupported
-      And client "A" still holds its pending mutation for row "t-1"
+      And client "A" still holds the mutation for row "t-1" and it is inspectable
 
     Scenario: the explicit reset sends schema_reset with the installed reference, never the sentinel
       Given client "A" of user "alice" has synced

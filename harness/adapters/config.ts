@@ -9,8 +9,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CodecError, isJsonObject, type JsonValue, lineAt, parseJson, toPlain } from '../codec/index.ts';
 import { InputError } from '../errors.ts';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
-import { CLIENT_CAPABILITIES, SERVER_CAPABILITIES } from './capabilities.ts';
 import type { ClientCapability, ServerCapability } from './capabilities.ts';
+import { CLIENT_CAPABILITIES, SERVER_CAPABILITIES } from './capabilities.ts';
 import type { AuthConfig } from './token.ts';
 
 export interface HttpServerConfig {

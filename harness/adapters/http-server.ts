@@ -9,8 +9,8 @@ import { dirname, resolve } from 'node:path';
 import { InputError } from '../errors.ts';
 import type { ServerCapability } from './capabilities.ts';
 import type { HttpServerConfig } from './config.ts';
-import type { HttpServerSetup } from './setup.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
+import type { HttpServerSetup } from './setup.ts';
 import { SqlControls } from './sql-controls.ts';
 import { tokenFor } from './token.ts';
 

@@ -7,12 +7,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseJson, type JsonValue } from '../codec/index.ts';
+import { type JsonValue, parseJson } from '../codec/index.ts';
 import { InputError } from '../errors.ts';
-import { ClientProtocolError, ClientRpcError, ClientSupervisor, type ClientProcessSpec } from './client-process.ts';
-import { checkAdapterConfig, loadAdapterConfig, type AdapterConfig, type HttpServerConfig, type ProcessClientConfig } from './config.ts';
+import { type ClientProcessSpec, ClientProtocolError, ClientRpcError, ClientSupervisor } from './client-process.ts';
+import { type AdapterConfig, checkAdapterConfig, type HttpServerConfig, loadAdapterConfig, type ProcessClientConfig } from './config.ts';
 import { prepareHttpServer } from './http-server.ts';
-import { prepareReferenceServer, type PreparedServer } from './reference-server.ts';
+import { type PreparedServer, prepareReferenceServer } from './reference-server.ts';
 import { type ClientSetup, type ProcessClientSetup, unavailable } from './setup.ts';
 
 export const REFERENCE_CLIENT_ENTRY = 'reference/driver.ts';

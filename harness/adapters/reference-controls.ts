@@ -40,6 +40,11 @@ export function referenceControls(baseUrl: string): { clock: ClockControl; clien
       retire: async (userId, clientId) => {
         await call(baseUrl, '/__test/clients/retire', { user_id: userId, client_id: clientId });
       },
+      counters: async (userId, clientId, set) => {
+        const wanted = { ...(set?.clientGeneration === undefined ? {} : { client_generation: set.clientGeneration }), ...(set?.scopeSetVersion === undefined ? {} : { scope_set_version: set.scopeSetVersion }) };
+        const stored = await call(baseUrl, '/__test/clients/counters', { user_id: userId, client_id: clientId, ...(set === undefined ? {} : { set: wanted }) });
+        return { clientGeneration: Number(stored.client_generation), scopeSetVersion: Number(stored.scope_set_version) };
+      },
       runExpiry: async () => {
         const { expired } = (await call(baseUrl, '/__test/clients/expire-stale', {})) as { expired: { user_id: string; client_id: string }[] };
         return expired.map((c) => ({ userId: c.user_id, clientId: c.client_id }));

@@ -15,9 +15,9 @@ import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
 import { referenceControls } from './reference-controls.ts';
+import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
-import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import { SqlControls } from './sql-controls.ts';
 import { mintJwt } from './token.ts';
 

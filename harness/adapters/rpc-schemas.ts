@@ -29,6 +29,9 @@ export const CLIENT_METHODS = [
   'inspectProvenance',
   'inspectRebuilds',
   'validateTransition',
+  'inspectRowVersions',
+  'inspectBackoff',
+  'snapshotDigest',
 ] as const;
 
 export type ClientMethod = (typeof CLIENT_METHODS)[number];

@@ -84,6 +84,12 @@ export interface ClientsControl {
   retire(userId: string, clientId: string): Promise<void>;
   /** Applies the stale-client rule at the server's current time; returns the clients it expired. */
   runExpiry(): Promise<{ userId: string; clientId: string }[]>;
+  /**
+   * Reads a client's two server-side counters, first setting those in `set`
+   * (a client-state control, to put a counter at the top of its range).
+   * Optional: a scenario needing it is undetermined without it.
+   */
+  counters?(userId: string, clientId: string, set?: { clientGeneration?: number; scopeSetVersion?: number }): Promise<{ clientGeneration: number; scopeSetVersion: number }>;
 }
 
 export interface CompactionControl {

@@ -8,9 +8,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Catalog } from './parse.ts';
 import type { FeatureRead } from './features.ts';
 import { REQUIREMENT_TAG } from './features.ts';
+import type { Catalog } from './parse.ts';
 import type { LocatedRecord } from './types.ts';
 
 export type FindingCode =

@@ -12,8 +12,9 @@
  * same character at least as long as the opening one, so a three-backtick line
  * inside a four-backtick block stays code.
  */
-import { createHash } from 'node:crypto';
+
 import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.ts';
 import { Slugger } from './slug.ts';

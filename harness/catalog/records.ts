@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { type Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { InputError } from '../errors.ts';
 import { compileProjectSchema } from '../json-schema.ts';
 import type { LocatedRecord, RequirementRecord } from './types.ts';

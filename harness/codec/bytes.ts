@@ -2,8 +2,9 @@
  * Octet primitives of the canonical typed grammar. Everything is big-endian;
  * lengths are unsigned 64-bit counts written before the octets they measure.
  */
-import { isWellFormedText } from './unicode.ts';
+
 import { CodecError } from './errors.ts';
+import { isWellFormedText } from './unicode.ts';
 
 export function u8(x: number): Uint8Array {
   return Uint8Array.of(x & 0xff);

@@ -53,6 +53,7 @@ export {
 } from './strict-json.ts';
 export { readTableShape, type TableShape, utf8Order } from './table-shape.ts';
 export { encodeTypedValue, PRESENCE_NULL, PRESENCE_VALUE, typedValueFromWire } from './typed-value.ts';
+export { decodeUtf8, firstInvalidUtf8, isWellFormedText } from './unicode.ts';
 export {
   type ColumnSpec,
   checkColumnSpec,
@@ -76,4 +77,3 @@ export {
   readString,
   readTime,
 } from './wire-values.ts';
-export { decodeUtf8, firstInvalidUtf8, isWellFormedText } from './unicode.ts';

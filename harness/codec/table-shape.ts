@@ -4,11 +4,12 @@
  * members such as `name`, `lifecycle` or `indexes` are ignored here; the wire
  * schemas check them).
  */
-import { isWellFormedText } from './unicode.ts';
+
 import { compareBytes } from './bytes.ts';
 import { CodecError, pointer } from './errors.ts';
 import { isKeyType, type KeyType, parsePortableType } from './portable-types.ts';
 import { RawNumber } from './strict-json.ts';
+import { isWellFormedText } from './unicode.ts';
 import { type ColumnSpec, checkColumnSpec } from './wire-values.ts';
 
 export interface TableShape {

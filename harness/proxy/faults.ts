@@ -2,6 +2,7 @@
  * Wire faults the proxy injects, scripted by steps or by a sensitivity run:
  * which requests a rule matches, and what it does to them.
  */
+import type { Exchange } from './records.ts';
 import type { Endpoint } from './routes.ts';
 
 export type WireFault =
@@ -18,7 +19,17 @@ export type WireFault =
   /** Flip one bit of one body byte (the middle one unless `offset` is given); the length stays. */
   | { kind: 'corrupt-byte'; offset?: number }
   /** Hold the server's answer until `release()` (the server has already committed). */
-  | { kind: 'pause' };
+  | { kind: 'pause' }
+  /**
+   * Replace the JSON body of the server's 200 answer by what `transform`
+   * returns (serialized with `serializeJson`, so `RawJson` tokens keep their
+   * exact spelling). The transform may edit `json` in place and return it.
+   * Returning `undefined` leaves this answer untouched and keeps the rule
+   * armed for the next matching one (for example when the page lacks the
+   * change to edit). The exchange records the original body.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
+  | { kind: 'rewrite'; describe: string; transform: (json: any, exchange: Exchange) => unknown };
 
 export interface FaultRule {
   /** Endpoint whose requests the rule applies to; every endpoint when absent. */
@@ -28,6 +39,8 @@ export interface FaultRule {
   /** How many requests to affect; 1 by default, `Infinity` for every one. */
   times?: number;
   fault: WireFault;
+  /** Only requests whose parsed JSON body (undefined when not JSON) satisfies this count as matching, e.g. one client's. */
+  when?: (request: unknown) => boolean;
 }
 
 export function faultName(fault: WireFault): string {
@@ -48,10 +61,11 @@ export class ArmedFault {
     return this.#applied;
   }
 
-  /** Counts a request if the rule's endpoint matches; true when the rule would apply to it. */
-  observe(endpoint: Endpoint | 'other'): boolean {
+  /** Counts a request if the rule's endpoint (and `when`) matches; true when the rule would apply to it. */
+  observe(endpoint: Endpoint | 'other', request?: unknown): boolean {
     if (this.rule.endpoint !== undefined && this.rule.endpoint !== endpoint) return false;
     if (this.rule.endpoint === undefined && endpoint === 'other') return false;
+    if (this.rule.when !== undefined && !this.rule.when(request)) return false;
     this.#seen += 1;
     return this.#seen >= (this.rule.nth ?? 1) && this.#applied < (this.rule.times ?? 1);
   }
@@ -59,17 +73,27 @@ export class ArmedFault {
   markApplied(): void {
     this.#applied += 1;
   }
+
+  /** Takes back one application: the fault turned out not to apply to that exchange. */
+  unmarkApplied(): void {
+    this.#applied = Math.max(0, this.#applied - 1);
+  }
 }
 
 /**
  * Every rule sees every request (so `nth` counts all matching requests), and
  * the first rule due applies: one fault per request at most.
  */
-export function pickFault(faults: readonly ArmedFault[], endpoint: Endpoint | 'other'): WireFault | undefined {
+export function pickFault(faults: readonly ArmedFault[], endpoint: Endpoint | 'other', request?: unknown): WireFault | undefined {
+  return pickArmed(faults, endpoint, request)?.rule.fault;
+}
+
+/** Like `pickFault`, but returns the armed rule itself, so an application can be taken back. */
+export function pickArmed(faults: readonly ArmedFault[], endpoint: Endpoint | 'other', request?: unknown): ArmedFault | undefined {
   let chosen: ArmedFault | undefined;
-  for (const armed of faults) if (armed.observe(endpoint) && !chosen) chosen = armed;
+  for (const armed of faults) if (armed.observe(endpoint, request) && !chosen) chosen = armed;
   chosen?.markApplied();
-  return chosen?.rule.fault;
+  return chosen;
 }
 
 const RETRYABLE_CODE = { 429: 'retry_later', 503: 'temporary_unavailable' } as const;

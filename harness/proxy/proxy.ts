@@ -9,11 +9,12 @@
  * before forwarding: that request's own violations are then expected, while
  * the server's answer is still checked.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { withDeadline } from '../adapters/child.ts';
-import { ArmedFault, corrupt, type FaultRule, faultName, injectedBody, pickFault, type WireFault } from './faults.ts';
+import { ArmedFault, corrupt, type FaultRule, faultName, injectedBody, pickArmed, type WireFault } from './faults.ts';
+import { LoopbackListener } from './loopback.ts';
 import { countByEndpoint, describeViolation, type Exchange, type RecordedResponse, unexpectedViolations } from './records.ts';
+import { serializeJson } from './rewrite.ts';
 import { type Endpoint, type Route, responseKind, routeFor } from './routes.ts';
 import { checkWireMessage, parseLoosely } from './validation.ts';
 
@@ -23,8 +24,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'up
 export class WireProxy {
   readonly exchanges: Exchange[] = [];
   #target: URL;
-  #server: Server | undefined;
-  #sockets = new Set<Socket>();
+  readonly #listener = new LoopbackListener('the proxy', (req, res) => void this.#handle(req, res));
   #faults: ArmedFault[] = [];
   #held: (() => void)[] = [];
   #heldWaiters: (() => void)[] = [];
@@ -35,24 +35,12 @@ export class WireProxy {
   }
 
   /** Starts listening on a free loopback port; returns the base URL clients use. */
-  async start(): Promise<string> {
-    const server = createServer((req, res) => void this.#handle(req, res));
-    server.on('connection', (socket) => {
-      this.#sockets.add(socket);
-      socket.on('close', () => this.#sockets.delete(socket));
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', resolve);
-    });
-    this.#server = server;
-    return this.url;
+  start(): Promise<string> {
+    return this.#listener.start();
   }
 
   get url(): string {
-    const address = this.#server?.address() as AddressInfo | null | undefined;
-    if (!address) throw new Error('the proxy is not listening');
-    return `http://127.0.0.1:${address.port}`;
+    return this.#listener.url;
   }
 
   /** Points the proxy at another server (after a server restart on a new port). */
@@ -95,16 +83,13 @@ export class WireProxy {
 
   /** One line per violation that should fail the scenario. */
   problems(): string[] {
-    return unexpectedViolations(this.exchanges).map(describeViolation);
+    const failedRewrites = this.exchanges.filter((e) => e.rewritten?.error !== undefined).map((e) => `the harness could not apply the rewrite "${e.rewritten?.describe}" to exchange #${e.seq} (${e.method} ${e.path}): ${e.rewritten?.error}`);
+    return [...unexpectedViolations(this.exchanges).map(describeViolation), ...failedRewrites];
   }
 
   async stop(): Promise<void> {
     this.release();
-    const server = this.#server;
-    this.#server = undefined;
-    if (!server) return;
-    for (const socket of this.#sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.#listener.stop();
   }
 
   #changed(): void {
@@ -133,17 +118,26 @@ export class WireProxy {
     this.exchanges.push(exchange);
     if ('request' in route && route.request) exchange.violations.push(...checkWireMessage(route.request, 'request', body));
 
-    const fault = pickFault(this.#faults, route.endpoint);
+    const armed = pickArmed(this.#faults, route.endpoint, parseLoosely(body));
+    const fault = armed?.rule.fault;
     if (fault) exchange.fault = faultName(fault);
     try {
-      await this.#deliver(req, res, route, exchange, body, fault);
+      await this.#deliver(req, res, route, exchange, body, fault, armed);
     } finally {
       exchange.done = true;
       this.#changed();
     }
   }
 
-  async #deliver(req: IncomingMessage, res: ServerResponse, route: ReturnType<typeof routeFor>, exchange: Exchange, body: Buffer, fault: WireFault | undefined): Promise<void> {
+  async #deliver(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: ReturnType<typeof routeFor>,
+    exchange: Exchange,
+    body: Buffer,
+    fault: WireFault | undefined,
+    armed: ArmedFault | undefined,
+  ): Promise<void> {
     if (fault?.kind === 'status') {
       const answer = injectedBody(fault.status);
       send(res, { status: fault.status, headers: { 'content-type': 'application/json', 'retry-after': fault.retryAfter }, body: answer });
@@ -189,7 +183,27 @@ export class WireProxy {
       exchange.delivered = { failure: 'truncated', detail: `${half.length} of ${answer.body.length} body octets sent, then the connection was cut` };
       return;
     }
-    const delivered = fault?.kind === 'corrupt-byte' ? { ...answer, body: corrupt(answer.body, fault.offset) } : answer;
+    let delivered = fault?.kind === 'corrupt-byte' ? { ...answer, body: corrupt(answer.body, fault.offset) } : answer;
+    if (fault?.kind === 'rewrite') {
+      let rewritten: Buffer | undefined;
+      try {
+        rewritten = rewriteBody(answer, exchange, fault.transform);
+      } catch (error) {
+        // A broken rewrite is the harness's failure: the answer goes out as is and the scenario fails (see problems()).
+        exchange.rewritten = { describe: fault.describe, originalBody: answer.body, error: (error as Error).message };
+        send(res, answer);
+        exchange.delivered = answer;
+        return;
+      }
+      if (rewritten === undefined) {
+        // Not this answer: it goes out untouched and the rule waits for the next one.
+        armed?.unmarkApplied();
+        delete exchange.fault;
+      } else {
+        exchange.rewritten = { describe: fault.describe, originalBody: answer.body };
+        delivered = { ...answer, body: rewritten };
+      }
+    }
     send(res, delivered);
     exchange.delivered = delivered;
   }
@@ -213,6 +227,15 @@ export class WireProxy {
       upstream.end(body);
     });
   }
+}
+
+/** The new body a rewrite makes of a 200 JSON answer, or undefined when it does not apply. */
+function rewriteBody(answer: RecordedResponse, exchange: Exchange, transform: (json: unknown, exchange: Exchange) => unknown): Buffer | undefined {
+  if (answer.status !== 200) return undefined;
+  const json = parseLoosely(answer.body);
+  if (json === undefined) return undefined;
+  const next = transform(json, exchange);
+  return next === undefined ? undefined : Buffer.from(serializeJson(next), 'utf8');
 }
 
 function readBody(stream: IncomingMessage): Promise<Buffer> {

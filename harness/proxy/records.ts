@@ -35,6 +35,8 @@ export interface Exchange {
   delivered: RecordedResponse | { failure: 'dropped' | 'truncated' | 'upstream-unreachable'; detail: string } | undefined;
   /** Name of the fault applied, if any. */
   fault?: string;
+  /** Set when a `rewrite` fault replaced the answer's body: what it did and the body the server sent (also in `upstream`). */
+  rewritten?: { describe: string; originalBody: Buffer; error?: string };
   /** The request was sent invalid on purpose by a step; its request violations are expected. */
   intentionallyInvalid: boolean;
   violations: WireViolation[];

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseCommandLine } from '../cli-args.ts';
 import { loadRecords } from '../catalog/records.ts';
+import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_OK, InputError, UsageError } from '../errors.ts';
 import type { AdapterInfo, SensitivityResult } from './conformance-json.ts';
 import { validateReport } from './conformance-json.ts';

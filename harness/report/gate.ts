@@ -5,8 +5,8 @@
  * release is gated on what was shown to hold, not on what was not disproved.
  */
 import { readFileSync } from 'node:fs';
-import { parseCommandLine } from '../cli-args.ts';
 import type { Profile } from '../catalog/types.ts';
+import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, InputError, UsageError } from '../errors.ts';
 import type { ConformanceReport, ReportRequirement } from './conformance-json.ts';
 import { PROFILES, validateReport } from './conformance-json.ts';

@@ -15,9 +15,9 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { AdapterSpec } from '../adapters/prepare.ts';
-import { parseCommandLine } from '../cli-args.ts';
 import { readCatalog } from '../catalog/parse.ts';
 import { loadRecords } from '../catalog/records.ts';
+import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { formatSummary, writeReports } from '../report/write.ts';
 import { vectorSetHash } from '../vectors/command.ts';

@@ -21,16 +21,19 @@ import { parallelism, profileTags } from '../run/command.ts';
 import { runSensitivity, type SensitivityOutcome } from './run.ts';
 
 export const USAGE = `sensitivity [--tags <expression>] [--profile server|client|full] [--server <adapter>] [--client <adapter>]
-    [--parallel N] [--records invariants.yaml] [--out reports]
+    [--parallel N] [--baseline <messages.ndjson>] [--records invariants.yaml] [--out reports]
   Runs each selected invariant under each of its fault recipes and requires its feature to fail.
-  --tags selects invariants by their feature tags (e.g. "@SYNC-PROTO-001 or @SYNC-INTEG-002").`;
+  --tags selects invariants by their feature tags (e.g. "@SYNC-PROTO-001 or @SYNC-INTEG-002").
+  --baseline takes the fault-free results from the message stream of a run of the same code
+  (reports/messages.ndjson after "run") instead of running every feature once more.`;
 
 const OPTIONS = {
   tags: { type: 'string' },
   profile: { type: 'string', default: 'full' },
   server: { type: 'string', default: 'reference' },
   client: { type: 'string', default: 'reference' },
-  parallel: { type: 'string', default: '1' },
+  parallel: { type: 'string' },
+  baseline: { type: 'string' },
   records: { type: 'string', default: 'invariants.yaml' },
   out: { type: 'string', default: 'reports' },
   help: { type: 'boolean', default: false },
@@ -46,7 +49,9 @@ export async function main(args: string[]): Promise<number> {
   const root = dirname(recordsPath);
   const selector = selectRecords(values.profile, values.tags);
   const records = loadRecords(recordsPath).records.filter(({ record }) => selector(featureTags(record)));
-  const parallel = parallelism(values.parallel, 1);
+  const parallel = parallelism(values.parallel, undefined);
+  const baselineMessages = values.baseline === undefined ? undefined : resolve(values.baseline);
+  if (baselineMessages !== undefined && !existsSync(baselineMessages)) throw new UsageError(`--baseline ${values.baseline}: no such file; run "synchro-conformance run" first or leave --baseline out`);
 
   const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-'));
   let outcome: SensitivityOutcome;
@@ -60,6 +65,7 @@ export async function main(args: string[]): Promise<number> {
       imports: ['steps/**/*.ts'],
       parallel,
       workDir,
+      ...(baselineMessages === undefined ? {} : { baselineMessages }),
       onResult: (line) => console.log(line),
     });
   } finally {

@@ -13,7 +13,7 @@ import { InputError } from '../errors.ts';
 import { classifyRun, type Status } from '../report/classify.ts';
 import type { Detection, SensitivityResult } from '../report/conformance-json.ts';
 import { readMessages } from '../report/messages.ts';
-import { runFeatures, type JsonObject } from '../run/cucumber.ts';
+import { type JsonObject, runFeatures } from '../run/cucumber.ts';
 
 export interface SensitivityOptions {
   root: string;
@@ -26,6 +26,12 @@ export interface SensitivityOptions {
   imports: string[];
   parallel: number;
   workDir: string;
+  /**
+   * Message stream of a run of the same code that already covered these
+   * requirements (the main conformance run); its results serve as the
+   * baseline instead of running every feature a second time.
+   */
+  baselineMessages?: string;
   /** Called after each run, for progress output. */
   onResult?: (line: string) => void;
 }
@@ -58,6 +64,11 @@ function validateFaults(options: SensitivityOptions): void {
   }
 }
 
+function statusesIn(messagesFile: string, records: RequirementRecord[]): Map<string, Status> {
+  const classification = classifyRun(readMessages(messagesFile), records);
+  return new Map(classification.requirements.map((requirement) => [requirement.id, requirement.status]));
+}
+
 async function statusesOf(options: SensitivityOptions, records: RequirementRecord[], name: string, fault?: string): Promise<Map<string, Status>> {
   const messagesFile = join(options.workDir, `${name}.ndjson`);
   await runFeatures({
@@ -68,15 +79,17 @@ async function statusesOf(options: SensitivityOptions, records: RequirementRecor
     worldParameters: { ...options.worldParameters, ...(fault ? { fault } : {}) },
     messagesFile,
     progress: 'none',
+    // Under a fault one failing scenario decides the outcome: the rest need not run.
+    failFast: fault !== undefined,
   });
-  const classification = classifyRun(readMessages(messagesFile), records);
-  return new Map(classification.requirements.map((requirement) => [requirement.id, requirement.status]));
+  return statusesIn(messagesFile, records);
 }
 
 export async function runSensitivity(options: SensitivityOptions): Promise<SensitivityOutcome> {
   validateFaults(options);
   const records = options.records.map((located) => located.record);
-  const baseline = records.length === 0 ? new Map<string, Status>() : await statusesOf(options, records, 'baseline');
+  const baseline =
+    records.length === 0 ? new Map<string, Status>() : options.baselineMessages !== undefined ? statusesIn(options.baselineMessages, records) : await statusesOf(options, records, 'baseline');
   const requirements: RequirementSensitivity[] = [];
   const unproven: string[] = [];
   const withoutRecipe: string[] = [];

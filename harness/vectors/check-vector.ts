@@ -3,6 +3,8 @@
  * reference uses at its boundaries) and compares the outcome with the vector's
  * expectation.
  */
+
+import { createHash } from 'node:crypto';
 import {
   batchFingerprint,
   CodecError,
@@ -26,7 +28,6 @@ import {
   typedValueFromWire,
   verifySchemaManifest,
 } from '../codec/index.ts';
-import { createHash } from 'node:crypto';
 
 export interface VectorOutcome {
   ok: boolean;

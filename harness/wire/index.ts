@@ -12,6 +12,6 @@ export {
   PUSH_MUTATIONS_MAX,
   pushSizes,
 } from './push-limits.ts';
-export { type CheckResult, checkBytes, checkMessage, RULE_COVERAGE, RULES, type RowDigestFn, type RuleContext, type Violation } from './rules.ts';
 export { isValidRetryAfter, STATUS_BY_CODE } from './rules/errors.ts';
+export { type CheckResult, checkBytes, checkMessage, type RowDigestFn, RULE_COVERAGE, RULES, type RuleContext, type Violation } from './rules.ts';
 export { isWireKind, type SchemaError, type ValidationResult, validate, WIRE_KINDS, type WireKind, type WireValue } from './validate.ts';

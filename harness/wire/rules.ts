@@ -7,6 +7,7 @@
  * `skipped` instead of passing silently.
  */
 import { readJsonBody } from '../codec/index.ts';
+import type { SchemaManifest } from './generated.ts';
 import * as connect from './rules/connect.ts';
 import type { RuleContext, Violation } from './rules/context.ts';
 import * as errors from './rules/errors.ts';
@@ -17,8 +18,7 @@ import * as push from './rules/push.ts';
 import * as rebuild from './rules/rebuild.ts';
 import * as rows from './rules/rows.ts';
 import type { SchemaError } from './validate.ts';
-import { validate, type WireKind, WIRE_KINDS } from './validate.ts';
-import type { SchemaManifest } from './generated.ts';
+import { validate, WIRE_KINDS, type WireKind } from './validate.ts';
 
 export type { RowDigestFn, RuleContext, Violation } from './rules/context.ts';
 

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { finishRebuild } from './rebuild/rebuild.ts';
 import { type ClientConfig, type Clock, type Ctx, systemClock } from './context.ts';
 import { ClientError, SqlRefused } from './errors.ts';
 import * as inspect from './inspect.ts';
@@ -15,10 +14,11 @@ import { guardStatement } from './local/app-sql.ts';
 import { verifyManifest } from './local/manifest.ts';
 import { getMeta, installMetadata, setMeta } from './local/metadata.ts';
 import { validateGroup } from './queue/atomic.ts';
+import { finishRebuild } from './rebuild/rebuild.ts';
+import { type ClientState, isLegalTransition, isLegalTransitionFrom } from './state.ts';
 import { readBackoff } from './sync/backoff.ts';
 import { type Completion, runCycle } from './sync/cycle.ts';
 import type { Transport } from './sync/transport.ts';
-import { isLegalTransition, type ClientState } from './state.ts';
 
 export interface OpenOptions {
   /** SQLite file path, or ':memory:'. */
@@ -278,6 +278,21 @@ export class SynchroClient {
   }
   inspectBackoff() {
     return readBackoff(this.ctx) ?? null;
+  }
+  snapshotDigest(excludeBackoff: boolean) {
+    return inspect.snapshotDigest(this.ctx, excludeBackoff);
+  }
+
+  /**
+   * Checks a transition without making it: the same rule `go` and the sync
+   * cycle follow. Leaving backoff is judged against `interrupted`, or against
+   * the persisted backoff record when none is given. Nothing is written.
+   */
+  validateTransition(from: unknown, to: unknown, interrupted?: string): void {
+    const resume = interrupted ?? readBackoff(this.ctx)?.resume_state;
+    if (!isLegalTransitionFrom(from, to, resume)) {
+      throw new ClientError('lifecycle', 'invalid_state_transition', `transition ${String(from)} -> ${String(to)} is not allowed`, false, 'none');
+    }
   }
 
   /** The one explicit policy that deletes retained rejections. */

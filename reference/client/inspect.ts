@@ -2,6 +2,7 @@
  * Read-only views of durable sync state, each taken in one read transaction
  * so a caller never sees half of a change.
  */
+import { createHash } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { getMeta } from './local/metadata.ts';
 import { pkFromRecordId, toWire } from './local/values.ts';
@@ -110,4 +111,57 @@ export function inspectRebuilds(ctx: Ctx) {
     pagesApplied: r.pages_applied,
     pageLimit: r.page_limit,
   }));
+}
+
+/**
+ * Tables whose rows make up the durable sync state, each a section of the
+ * snapshot. The lifecycle state, its log and the stored failure are status,
+ * not sync state, so they are left out; the backoff record is its own section
+ * because callers compare "everything but retry bookkeeping".
+ */
+const SNAPSHOT_TABLES = [
+  '_synchro_meta',
+  '_synchro_schema_archives',
+  '_synchro_pending_changes',
+  '_synchro_mutation_values',
+  '_synchro_push_batches',
+  '_synchro_rejected_mutations',
+  '_synchro_row_versions',
+  '_synchro_scopes',
+  '_synchro_scope_rows',
+  '_synchro_rebuild_attempts',
+  '_synchro_rebuild_page_receipts',
+  '_synchro_migration_journal',
+  '_synchro_backoff',
+] as const;
+
+function digestRows(rows: unknown[]): string {
+  const hash = createHash('sha256');
+  for (const row of rows) {
+    const values = Object.values(row as Record<string, unknown>).map((v) => (Buffer.isBuffer(v) ? `b:${v.toString('base64')}` : v === null ? null : `${typeof v}:${String(v)}`));
+    hash.update(JSON.stringify(values));
+    hash.update('\n');
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * One digest per section of durable sync state (metadata tables and the
+ * synced application tables), read in one transaction, plus a digest over all
+ * sections; `excludeBackoff` leaves the retry bookkeeping out of the total.
+ */
+export function snapshotDigest(ctx: Ctx, excludeBackoff: boolean): { digest: string; sections: Record<string, string> } {
+  return ctx.db.transaction(() => {
+    const sections: Record<string, string> = {};
+    for (const table of SNAPSHOT_TABLES) {
+      if (excludeBackoff && table === '_synchro_backoff') continue;
+      sections[table] = digestRows(ctx.db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all());
+    }
+    for (const table of ctx.schema?.tables ?? []) {
+      sections[`app:${table.name}`] = digestRows(ctx.db.prepare(`SELECT * FROM "${table.name.replaceAll('"', '""')}" ORDER BY "${table.pk.name.replaceAll('"', '""')}"`).all());
+    }
+    const total = createHash('sha256');
+    for (const [name, digest] of Object.entries(sections).sort(([a], [b]) => (a < b ? -1 : 1))) total.update(`${name}=${digest}\n`);
+    return { digest: total.digest('hex'), sections };
+  })();
 }

@@ -21,6 +21,8 @@ export class Lifecycle {
   #state: ClientState;
   /** States entered since this process opened the client, starting with `uninitialized`. */
   readonly log: ClientState[] = ['uninitialized'];
+  /** When each state of `log` was entered (clock milliseconds). */
+  readonly logTimes: number[];
   readonly listeners: ((from: ClientState, to: ClientState) => void)[] = [];
   /** Set by stop(): the running cycle schedules nothing new and returns at the next step boundary. */
   stopRequested = false;
@@ -28,6 +30,7 @@ export class Lifecycle {
   constructor(ctx: Ctx) {
     this.#ctx = ctx;
     this.#state = 'uninitialized';
+    this.logTimes = [ctx.clock.now()];
     // A new process always starts from uninitialized: the previous run's last state is history, not a place to resume.
     ctx.db.prepare(`UPDATE _synchro_client_state SET lifecycle_state = 'uninitialized' WHERE id = 1`).run();
   }
@@ -59,6 +62,7 @@ export class Lifecycle {
     })();
     this.#state = to;
     this.log.push(to);
+    this.logTimes.push(this.#ctx.clock.now());
     for (const l of this.listeners) l(from, to);
   }
 

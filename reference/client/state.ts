@@ -5,6 +5,7 @@
  * second.
  */
 import { ClientError } from './errors.ts';
+import { fault } from './faults.ts';
 
 export const STATES = [
   'uninitialized',
@@ -33,7 +34,7 @@ const NEXT: Readonly<Record<ClientState, readonly ClientState[]>> = {
   rebuilding: ['rebuilding', 'ready', 'connecting', 'backoff', 'error', 'stopped'],
   backoff: ['connecting', 'pushing', 'pulling', 'rebuilding', 'error', 'stopped'],
   error: ['local_ready', 'stopped'],
-  stopped: ['local_ready'],
+  stopped: fault('stopped-can-pull') ? ['local_ready', 'pulling'] : ['local_ready'], // fault: client:stopped-can-pull
 };
 
 export function isState(name: unknown): name is ClientState {
@@ -55,4 +56,18 @@ export function assertTransition(from: unknown, to: unknown): asserts to is Clie
   if (!isLegalTransition(from, to)) {
     throw new ClientError('lifecycle', 'invalid_state_transition', `transition ${String(from)} -> ${String(to)} is not allowed`, false, 'none');
   }
+}
+
+/** The operations a backoff record can name as interrupted. */
+const RESUMABLE: readonly ClientState[] = ['pushing', 'pulling', 'rebuilding'];
+
+/**
+ * The map plus its one narrowing rule: leaving backoff for an operation is
+ * legal only towards the operation the backoff interrupted (reconnecting is
+ * always allowed). Unknown names and unlisted pairs are never legal.
+ */
+export function isLegalTransitionFrom(from: unknown, to: unknown, interrupted: string | undefined): boolean {
+  if (!isLegalTransition(from, to)) return false;
+  if (from === 'backoff' && RESUMABLE.includes(to as ClientState)) return to === interrupted;
+  return true;
 }

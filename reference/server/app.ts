@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
+import { createControls } from './controls/routes.ts';
+import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { installSchema } from './db/install.ts';
 import { Admission } from './http/admission.ts';
 import { createSyncServer } from './http/server.ts';
-import { createControls } from './controls/routes.ts';
-import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { ManifestStore } from './registry/manifests.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.

@@ -13,7 +13,8 @@ Given('a registered table {string} with columns:', function (this: SyncWorld, na
     if (!row.column || !row.type) throw new Error(`table "${name}": every row needs a column and a type`);
     const key = yes(row.key);
     // A key column is never null; other columns are NOT NULL unless the table says nullable.
-    return { name: row.column, type: row.type, key, nullable: !key && yes(row.nullable) };
+    const precision = row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
+    return { name: row.column, type: row.type, key, nullable: !key && yes(row.nullable), ...precision };
   });
   this.model.declareTable(name, columns);
 });

@@ -12,13 +12,16 @@ import { After, Before, BeforeStep } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
+import { scenarioKey } from '../../harness/run/incomplete.ts';
 import { snapshotServerState } from './server-state.ts';
 import type { SyncWorld } from './world.ts';
 // The hooks rely on the World they describe being installed, wherever they are loaded from.
 import './world.ts';
 
 /** Why the scenario cannot run at all, or undefined. */
-function undeterminedReason(world: SyncWorld, tags: readonly string[]): string | undefined {
+function undeterminedReason(world: SyncWorld, tags: readonly string[], stepKey: string): string | undefined {
+  const missing = world.parameters.incomplete?.[stepKey];
+  if (missing !== undefined) return `the step "${missing}" has no single step definition yet, so the scenario cannot reach a verdict`;
   // A feature that binds only servers needs no client process.
   const needed = tags.includes('@client') ? [world.serverSetup, world.clientSetup] : [world.serverSetup];
   const role = (setup: (typeof needed)[number]) => (setup === world.clientSetup ? 'client' : 'server');
@@ -37,7 +40,7 @@ function undeterminedReason(world: SyncWorld, tags: readonly string[]): string |
 Before(function (this: SyncWorld, { pickle }) {
   this.stepTexts = pickle.steps.map((step) => step.text);
   const tags = pickle.tags.map((tag) => tag.name);
-  const reason = undeterminedReason(this, tags);
+  const reason = undeterminedReason(this, tags, scenarioKey(pickle.uri, this.stepTexts));
   if (reason) {
     const evidence = undeterminedEvidence(reason);
     this.attach(evidence.body, evidence.mediaType);

@@ -11,6 +11,9 @@ export interface ColumnSpec {
   name: string;
   /** Portable type name as the features spell it (string, int, int64, datetime, ...). */
   type: string;
+  /** Declared precision and scale of a decimal column. */
+  precision?: number;
+  scale?: number;
   key: boolean;
   nullable: boolean;
 }
@@ -89,7 +92,7 @@ export class ScenarioModel {
       if (table.installed) continue;
       if (!provision) throw new Error(`server adapter "${server.id}" has no provision capability to create table "${table.name}"`);
       const key = this.keyColumn(table.name);
-      const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
+      const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')});`;
       let membershipFunction: string | null = null;
       if (table.placements.length > 0 || table.conditional.length > 0) {

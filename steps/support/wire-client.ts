@@ -6,9 +6,9 @@
  * that state; a step may patch any member to send something else on purpose.
  */
 import { randomUUID } from 'node:crypto';
-import type { SchemaManifest, TableSchema } from '../../harness/wire/index.ts';
 import { INTENT_HEADER } from '../../harness/proxy/proxy.ts';
-import { readReply, type Reply, setMember } from './reply.ts';
+import type { SchemaManifest, TableSchema } from '../../harness/wire/index.ts';
+import { type Reply, readReply, setMember } from './reply.ts';
 
 export type Json = Record<string, unknown>;
 

@@ -10,10 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { type IWorldOptions, setDefaultTimeout, setWorldConstructor, World } from '@cucumber/cucumber';
 import { ClientSupervisor } from '../../harness/adapters/client-process.ts';
-import type { ClientMethod } from '../../harness/adapters/rpc-schemas.ts';
 import { openServer } from '../../harness/adapters/open.ts';
+import type { ClientMethod } from '../../harness/adapters/rpc-schemas.ts';
 import type { ServerAdapter } from '../../harness/adapters/server.ts';
 import { type ClientSetup, isSetup, type ServerSetup, unavailable } from '../../harness/adapters/setup.ts';
 import { type FaultDefinition, findFault, switchName } from '../../harness/faults/registry.ts';
@@ -33,6 +34,8 @@ export interface RunParameters {
   fault?: string;
   /** Project root, to find the reference implementation and fixtures. */
   root: string;
+  /** Scenarios whose steps are not all defined once, keyed by `scenarioKey`, with the first such step. */
+  incomplete?: Record<string, string>;
   /** Deadline of any single wait, in milliseconds (30 s by default). */
   deadlineMs?: number;
 }
@@ -102,7 +105,8 @@ export class SyncWorld extends World<RunParameters> {
     this.clientSetup = setupOf<ClientSetup>(this.parameters.client, 'client');
     this.deadlineMs = this.parameters.deadlineMs ?? DEFAULT_DEADLINE_MS;
     scenarioCounter += 1;
-    this.scenarioName = `s${process.pid}_${scenarioCounter}`;
+    // Parallel Cucumber workers may be threads of one process: the thread id keeps names apart.
+    this.scenarioName = `s${process.pid}_${threadId}_${scenarioCounter}`;
     this.fault = this.parameters.fault ? findFault(this.parameters.fault) : undefined;
   }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -46,12 +48,60 @@ test('the driver speaks the adapter protocol', async () => {
     errorCode: 'atomic_group_invalid',
     reason: 'deleteFollowedByWrite',
   });
-  assert.deepEqual(await d.call('validateTransition', { from: 'error', to: 'ready' }), { legal: false });
-  const status = await d.call<{ status: string; statusLog: string[] }>('getStatus');
+  assert.deepEqual(await d.call('validateTransition', { from: 'error', to: 'ready' }), { legal: false, error: { type: 'invalid_state_transition', retryable: false } });
+  assert.deepEqual(await d.call('validateTransition', { from: 'backoff', to: 'pulling', interrupted: 'pulling' }), { legal: true });
+  assert.equal((await d.call<{ legal: boolean }>('validateTransition', { from: 'backoff', to: 'pushing', interrupted: 'pulling' })).legal, false);
+  // Without an interrupted operation and with no backoff record, no operation can be resumed.
+  assert.equal((await d.call<{ legal: boolean }>('validateTransition', { from: 'backoff', to: 'pulling' })).legal, false);
+  const status = await d.call<{ status: string; statusLog: string[]; statusTimes: number[] }>('getStatus');
   assert.equal(status.statusLog[0], 'uninitialized');
+  assert.equal(status.statusTimes.length, status.statusLog.length);
   const m = await d.call<{ mutations: { columns: Record<string, unknown> }[] }>('inspectMutations');
   assert.deepEqual(m.mutations[0]?.columns, { paid: null, qty: null, title: 'q' });
   await d.close();
+});
+
+test('the durable snapshot digest moves with sync state, not with status, and can leave out the backoff record', async () => {
+  const d = await opened(config());
+  await d.call('syncNow');
+  type Snap = { digest: string; sections: Record<string, string> };
+  const first = await d.call<Snap>('snapshotDigest', { excludeBackoff: true });
+  assert.equal(first.sections._synchro_backoff, undefined);
+  assert.ok((await d.call<Snap>('snapshotDigest', {})).sections._synchro_backoff !== undefined);
+  await d.call('stop');
+  await d.call('start');
+  assert.equal((await d.call<Snap>('snapshotDigest', { excludeBackoff: true })).digest, first.digest, 'a lifecycle change is not sync state');
+  await d.call('execute', { sql: "INSERT INTO orders(id, title) VALUES ('s', 't')" });
+  const after = await d.call<Snap>('snapshotDigest', { excludeBackoff: true });
+  assert.notEqual(after.digest, first.digest);
+  assert.notEqual(after.sections._synchro_pending_changes, first.sections._synchro_pending_changes);
+  assert.notEqual(after.sections['app:orders'], first.sections['app:orders']);
+  assert.deepEqual(await d.call('inspectBackoff'), { backoff: null });
+  await d.close();
+});
+
+test('read-only calls are answered while a sync waits on the network', async () => {
+  // A server that accepts the connect and never answers until the test cuts the connection.
+  let arrived!: () => void;
+  const reached = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const held: import('node:http').ServerResponse[] = [];
+  const silent = createServer((_req, res) => {
+    held.push(res);
+    arrived();
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const d = await opened(config({ serverUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }));
+  const sync = d.call<{ completion: string }>('syncNow');
+  await reached;
+  assert.equal((await d.call<{ status: string }>('getStatus')).status, 'connecting');
+  assert.ok((await d.call<{ digest: string }>('snapshotDigest', {})).digest.length > 0);
+  for (const res of held) res.socket?.destroy();
+  assert.equal((await sync).completion, 'blocked');
+  assert.equal((await d.call<{ backoff: { operation: string; attempt: number } }>('inspectBackoff')).backoff.operation, 'connecting');
+  await d.close();
+  silent.close();
 });
 
 test('killed after sealing: the same batch bytes are sent after restart, once', async () => {
@@ -173,13 +223,13 @@ test('killed in backoff: the restarted client waits in local_ready until the sto
   server.script('/sync/push', { status: 503, body: { error: { code: 'temporary_unavailable', message: 'busy', retryable: true } }, retryAfter: '1' });
   await dieAt(d, 'after_backoff_commit', 'syncNow');
   d = await opened(cfg);
-  const { backoff } = await d.call<{ backoff: { next_retry_at_ms: number; resume_state: string } }>('inspectBackoff');
-  assert.equal(backoff.resume_state, 'pushing');
+  const { backoff } = await d.call<{ backoff: { nextRetryAt: number; operation: string } }>('inspectBackoff');
+  assert.equal(backoff.operation, 'pushing');
   const start = server.requests.length;
   assert.equal((await d.call('syncNow')).completion, 'idle');
   const first = server.requests[start];
   assert.equal(first?.path, '/sync/connect');
-  assert.ok((first?.at ?? 0) >= backoff.next_retry_at_ms, 'no request before the stored deadline');
+  assert.ok((first?.at ?? 0) >= backoff.nextRetryAt, 'no request before the stored deadline');
   const log = (await d.call<{ statusLog: string[] }>('getStatus')).statusLog;
   assert.deepEqual(log.slice(0, 3), ['uninitialized', 'local_ready', 'connecting']);
   await d.close();

@@ -54,3 +54,24 @@ for (const faults of ['', 'client:abandon-sealed-batch']) {
     await d.close();
   });
 }
+
+for (const faults of ['', 'client:trim-cursor']) {
+  test(`a cursor with surrounding spaces is presented ${faults === '' ? 'byte for byte' : `trimmed with ${faults}`}`, async () => {
+    const d = await driver(faults);
+    server.script('/sync/pull', (_req, normal) => {
+      const reply = normal();
+      const cursors = (reply.body as { scope_cursors: Record<string, string> }).scope_cursors;
+      for (const scope of Object.keys(cursors)) cursors[scope] = `  ${cursors[scope]}  `;
+      return reply;
+    });
+    await d.call('syncNow');
+    // The next pull shows what the client kept; its answer does not matter.
+    server.script('/sync/pull', { status: 503, body: { error: { code: 'temporary_unavailable', message: 'x', retryable: true } }, retryAfter: '1' });
+    await d.call('syncNow');
+    const pulls = server.requests.filter((r) => r.path === '/sync/pull');
+    const presented = Object.values((JSON.parse(pulls[pulls.length - 1]?.body.toString('utf8') ?? '{}') as { scopes: Record<string, { cursor: string | null }> }).scopes).map((s) => s.cursor);
+    assert.ok(presented.length > 0);
+    assert.equal(presented.every((c) => typeof c === 'string' && c.startsWith('  ') && c.endsWith('  ')), faults === '');
+    await d.close();
+  });
+}

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { writeRow } from '../../reference/client/apply/rows.ts';
 import { SynchroClient } from '../../reference/client/client.ts';
 import { SqlRefused } from '../../reference/client/errors.ts';
 import { serverApply } from '../../reference/client/local/metadata.ts';
-import { writeRow } from '../../reference/client/apply/rows.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest, openClient } from './fixtures.ts';
 

@@ -5,7 +5,7 @@ import type { Ctx } from '../../reference/client/context.ts';
 import { ClientError } from '../../reference/client/errors.ts';
 import { Lifecycle } from '../../reference/client/lifecycle.ts';
 import { installMetadata } from '../../reference/client/local/metadata.ts';
-import { assertTransition, isLegalTransition, legalPairs, STATES } from '../../reference/client/state.ts';
+import { assertTransition, isLegalTransition, isLegalTransitionFrom, legalPairs, STATES } from '../../reference/client/state.ts';
 import { instantClock } from './fixtures.ts';
 
 test('exactly 50 of the 121 ordered state pairs are legal', () => {
@@ -49,4 +49,17 @@ test('an illegal transition changes no durable state', () => {
   assert.equal(life.state, 'local_ready');
   life.go('connecting');
   assert.deepEqual(life.log, ['uninitialized', 'local_ready', 'connecting']);
+});
+
+test('backoff resumes only the operation it interrupted, or reconnects', () => {
+  for (const op of ['pushing', 'pulling', 'rebuilding']) {
+    for (const to of ['pushing', 'pulling', 'rebuilding']) assert.equal(isLegalTransitionFrom('backoff', to, op), to === op, `${op}: backoff -> ${to}`);
+    assert.equal(isLegalTransitionFrom('backoff', 'connecting', op), true);
+  }
+  // Without a record of what was interrupted nothing can be resumed, but reconnecting stays allowed.
+  assert.equal(isLegalTransitionFrom('backoff', 'pulling', undefined), false);
+  assert.equal(isLegalTransitionFrom('backoff', 'connecting', undefined), true);
+  // Outside backoff the interrupted operation plays no part, and the map still decides.
+  assert.equal(isLegalTransitionFrom('ready', 'pulling', 'pushing'), true);
+  assert.equal(isLegalTransitionFrom('stopped', 'pulling', 'pulling'), false);
 });

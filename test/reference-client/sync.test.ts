@@ -365,3 +365,31 @@ test('two clients on file databases converge under conflicts, lost responses and
   a.close();
   b.close();
 });
+
+test('a rebuild that repeats a record, on one page or across pages, installs no cursor and no checksum', async () => {
+  for (const acrossPages of [false, true]) {
+    const c = fresh({ rebuildLimit: acrossPages ? 1 : 100 });
+    server.putRow('tbl_notes', { fld_notes_id: 5000 + n, fld_notes_body: 'repeated' });
+    let first: unknown;
+    server.script('/sync/rebuild', (_req, normal) => {
+      const reply = normal();
+      const body = reply.body as { records: unknown[] };
+      first = body.records[0];
+      if (!acrossPages) body.records.push(structuredClone(body.records[0]));
+      return reply;
+    });
+    if (acrossPages) {
+      server.script('/sync/rebuild', (_req, normal) => {
+        const reply = normal();
+        (reply.body as { records: unknown[] }).records.unshift(structuredClone(first));
+        return reply;
+      });
+    }
+    assert.equal((await c.syncNow()).completion, 'error');
+    const scope = c.inspectScopes().scopes[0];
+    assert.equal(scope?.cursor, null, `no cursor installed (${acrossPages ? 'across pages' : 'one page'})`);
+    assert.equal(scope?.checksum, null);
+    assert.equal(scope?.rebuildRequired, true);
+    c.close();
+  }
+});

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { checkMessage } from '../../harness/wire/index.ts';
 import { Admission, parseAdmissionLimits } from '../../reference/server/http/admission.ts';
 import { SyncError } from '../../reference/server/http/errors.ts';
-import { checkMessage } from '../../harness/wire/index.ts';
 import { connect, type Env, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, snapshot, startEnv } from './helpers.ts';
 
 let env: Env;

@@ -314,3 +314,17 @@ test('killing the server process while its worker is inside a materialization lo
     await h.close();
   }
 });
+
+test('a JSON null in a json column reaches the wire as the text "null", apart from SQL NULL', async () => {
+  await withCapture(async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id, body, meta) VALUES ('jn', 'json null', 'null'::jsonb), ('sn', 'sql null', NULL), ('js', 'json text', '{"b": 1, "a": [1.0, true, null]}')`);
+    await h.sql.query(`UPDATE public.notes SET body = 'json null, touched' WHERE id = 'jn'`);
+    await catchUp(h);
+    const rows = await effects(h, "pk_text IN ('jn', 'sn', 'js')");
+    const last = (pk: string) => rows.filter((e) => e.pk === pk).at(-1)?.row;
+    assert.equal(last('jn')?.t1f5, 'null');
+    assert.equal(last('jn')?.t1f3, 'json null, touched');
+    assert.equal(last('sn')?.t1f5, null);
+    assert.equal(last('js')?.t1f5, '{"a":[1,true,null],"b":1}');
+  });
+});

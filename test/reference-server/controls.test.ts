@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { checkMessage } from '../../harness/wire/index.ts';
 import type { StartOptions } from '../../reference/server/app.ts';
 import { resetClock } from '../../reference/server/controls/clock.ts';
 import { isLoopback } from '../../reference/server/controls/routes.ts';
 import { parseStaleInterval } from '../../reference/server/controls/stale-interval.ts';
-import { checkMessage } from '../../harness/wire/index.ts';
 import { connect, type Env, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, startEnv } from './helpers.ts';
 
 const DAY = 86_400_000;

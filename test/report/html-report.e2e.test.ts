@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { REPORT_FILES, writeReports } from '../../harness/report/write.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -62,4 +62,21 @@ test('a passing requirement without a fault recipe is unproven', async () => {
 
 test('a fault name the registry does not know is an input error', async () => {
   await assert.rejects(runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:typo'])])), (error: unknown) => error instanceof InputError && /server:typo/.test(error.message));
+});
+
+test('a baseline taken from an earlier run of the same code is not run again', async () => {
+  const { runFeatures } = await import('../../harness/run/cucumber.ts');
+  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-baseline-'));
+  const baselineMessages = join(workDir, 'main-run.ndjson');
+  await runFeatures({ cwd: root, paths: ['features/sum.feature', 'features/greeting.feature'], imports: ['steps/**/*.ts'], parallel: 1, worldParameters: {}, messagesFile: baselineMessages, progress: 'none' });
+  const records = [record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:wrong-sum']), record('SYNC-ALPHA-002', 'greeting', 'Alpha', [])];
+  const faultRuns = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-faults-'));
+  const outcome = await runSensitivity({ ...options(records), workDir: faultRuns, baselineMessages });
+  assert.deepEqual(
+    outcome.requirements.map((r) => [r.id, r.baseline, r.proven]),
+    [['SYNC-ALPHA-001', 'passed', true]],
+  );
+  assert.deepEqual(outcome.unproven, ['SYNC-ALPHA-002']);
+  // Only the fault run wrote a message stream: the baseline was read, not run again.
+  assert.deepEqual(readdirSync(faultRuns), ['SYNC-ALPHA-001-server-wrong-sum.ndjson']);
 });

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkBytes, checkMessage, RULE_COVERAGE, RULES, type RuleContext } from '../../harness/wire/rules.ts';
 import { isValidRetryAfter } from '../../harness/wire/rules/errors.ts';
+import { checkBytes, checkMessage, RULE_COVERAGE, RULES, type RuleContext } from '../../harness/wire/rules.ts';
 import type { WireKind } from '../../harness/wire/validate.ts';
 import { edit, edits, example, type Json } from './helpers.ts';
 

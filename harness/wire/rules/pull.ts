@@ -6,8 +6,8 @@
 import { pointer as childPointer } from '../../codec/index.ts';
 import type { PullRequest, PullResponse } from '../generated.ts';
 import { validate } from '../validate.ts';
-import { duplicates, findManifest, type RuleContext, type Violation, violation } from './context.ts';
 import { scopeDeltaProblems, scopeSetVersionStep } from './connect.ts';
+import { duplicates, findManifest, type RuleContext, type Violation, violation } from './context.ts';
 
 /** L2: the client never claims an assignment version newer than the server's. */
 export function scopeSetVersionNotAhead(request: PullRequest, ctx: RuleContext): Violation[] | undefined {

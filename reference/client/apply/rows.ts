@@ -85,7 +85,21 @@ export function readLocalRow(ctx: Ctx, table: LocalTable, recordId: string): Wir
   return out;
 }
 
+/**
+ * Only for the fault switch in storeVersion: the greatest version this
+ * process has seen for a row, in numeric-aware text order, the way a client
+ * that wrongly orders versions would keep it.
+ */
+const seenVersions = new Map<string, string>();
+function greatestSeen(key: string, version: string): string {
+  const prior = seenVersions.get(key);
+  if (prior !== undefined && prior.localeCompare(version, 'en', { numeric: true }) > 0) return prior;
+  seenVersions.set(key, version);
+  return version;
+}
+
 export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): void {
+  if (fault('keep-greater-server-version')) version = greatestSeen(`${table.tableId}\u0000${recordId}`, version); // fault: client:keep-greater-server-version
   ctx.db
     .prepare(
       `INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json) VALUES (?, ?, ?, ?, ?, ?)

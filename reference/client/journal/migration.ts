@@ -10,7 +10,7 @@ import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { SchemaManifest } from '../../../harness/wire/generated.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
-import { localSchema, type LocalSchema, quoteIdent as q, sqliteType, verifyManifest } from '../local/manifest.ts';
+import { type LocalSchema, localSchema, quoteIdent as q, sqliteType, verifyManifest } from '../local/manifest.ts';
 import { getMeta, setMeta } from '../local/metadata.ts';
 import { triggerDdl, triggerNames } from '../local/triggers.ts';
 

@@ -7,7 +7,7 @@ import type { Ctx } from '../context.ts';
 import { AtomicGroupInvalid } from '../errors.ts';
 import { normalizePending } from './normalize.ts';
 import { type MutationRecord, wireMutation } from './records.ts';
-import { BATCH_MAX_MUTATIONS, mutationTooLarge, RequestMeter, REQUEST_MAX_OCTETS, tableOf } from './seal.ts';
+import { BATCH_MAX_MUTATIONS, mutationTooLarge, REQUEST_MAX_OCTETS, RequestMeter, tableOf } from './seal.ts';
 
 /** Placeholder base for a member whose base is not known yet: the largest a version can be. */
 const BASE_PLACEHOLDER = 'x'.repeat(64);

@@ -9,7 +9,7 @@ import type { PushResponse } from '../../../harness/wire/generated.ts';
 import { applyServerRowKeepingIntent, forgetVersion, storeVersion, verifyRow, type WireRow } from '../apply/rows.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
-import { localSchema, type LocalSchema, verifyManifest } from '../local/manifest.ts';
+import { type LocalSchema, localSchema, verifyManifest } from '../local/manifest.ts';
 import { serverApply } from '../local/metadata.ts';
 import { blockDependents, type MutationRecord, recordById } from './records.ts';
 import type { SealedBatch } from './seal.ts';

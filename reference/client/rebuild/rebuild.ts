@@ -100,6 +100,14 @@ export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: Re
     const pk = Object.values(r.pk)[0];
     return { r, table, recordId: recordIdOf(table.pk.type, pk), verified: verifyRow('rebuilding', schema.hash, table, r.row, pk, r.server_version, r.row_checksum) };
   });
+  // A snapshot holds each row once: a repeat on this page or of an earlier page of the attempt is refused, never deduplicated.
+  const seen = new Set<string>();
+  const earlier = ctx.db.prepare('SELECT 1 FROM _synchro_scope_rows WHERE scope_id = ? AND table_id = ? AND record_id = ? AND generation = ?');
+  for (const { table, recordId } of checked) {
+    const id = `${table.tableId}\u0000${recordId}`;
+    if (seen.has(id) || earlier.get(a.scope_id, table.tableId, recordId, a.generation) !== undefined) throw invalid(`the rebuild repeats the record of ${table.tableId} ${recordId}`);
+    seen.add(id);
+  }
   serverApply(ctx.db, () => {
     const guarded = protectedRows(ctx);
     for (const { r, table, recordId, verified } of checked) {

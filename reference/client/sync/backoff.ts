@@ -4,6 +4,7 @@
  * lower bound on the delay, never a replacement for it.
  */
 import type { Ctx } from '../context.ts';
+import { fault } from '../faults.ts';
 import type { RetryClass } from './response.ts';
 
 export interface BackoffRecord {
@@ -28,6 +29,7 @@ export function recordBackoff(ctx: Ctx, resume: BackoffRecord['resume_state'], i
   const now = ctx.clock.now();
   const next = Math.max(now + Math.floor(ctx.random() * ceiling), now + retryAfterMs);
   const record: BackoffRecord = { resume_state: resume, work_identity: identity, retry_classification: cls, attempt_count: attempt, next_retry_at_ms: next };
+  if (fault('retry-drops-cursors')) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = NULL, rebuild_required = 1').run(); // fault: client:retry-drops-cursors
   ctx.db
     .prepare('INSERT OR REPLACE INTO _synchro_backoff(id, resume_state, work_identity, retry_classification, attempt_count, next_retry_at_ms) VALUES (1, ?, ?, ?, ?, ?)')
     .run(resume, identity, cls, attempt, next);

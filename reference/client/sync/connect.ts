@@ -3,10 +3,12 @@
  * generation, assignment delta and cursors together; run the schema action
  * through the migration journal.
  */
+import { isSemVer } from '../../../harness/codec/semver.ts';
 import type { ConnectResponse } from '../../../harness/wire/generated.ts';
 import { addScope, markRebuild, removeScope, scopes } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { fault } from '../faults.ts';
 import { migrate } from '../journal/migration.ts';
 import { verifyManifest } from '../local/manifest.ts';
 import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
@@ -32,6 +34,9 @@ export function connectRequest(ctx: Ctx): Buffer {
 
 /** Returns whether a schema action ran (the caller passes through `schema_applying`). */
 export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; response: ConnectResponse }> {
+  // A version the server cannot rank would defeat its minimum-version gate: never announce one.
+  const announceable = isSemVer(ctx.config.appVersion) || fault('announce-malformed-app-version'); // fault: client:announce-malformed-app-version
+  if (!announceable) throw new ClientError('connecting', 'invalid_app_version', `the application version ${JSON.stringify(ctx.config.appVersion)} is not a Semantic Versioning 2.0.0 version`, false, 'none');
   const res = await ctx.transport('/sync/connect', connectRequest(ctx));
   const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());
   const schema = response.schema;
@@ -50,6 +55,8 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   } else if (ctx.schema === undefined || ctx.schema.version !== schema.version || ctx.schema.hash !== schema.hash) {
     throw new ClientError('connecting', 'invalid_response', 'schema action none for a schema this client does not hold', false, 'retry');
   }
+  // The server's list is authoritative: exactly these scopes rebuild, never a local choice.
+  const rebuild = schemaApplied && fault('rebuild-every-scope') ? scopes(ctx).map((s) => s.scope_id) : (response.affected_scopes ?? []); // fault: client:rebuild-every-scope
   serverApply(ctx.db, () => {
     setMeta(ctx.db, 'client_generation', response.client_generation);
     for (const r of response.scopes.remove) removeScope(ctx, r);
@@ -58,7 +65,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
       if (cursor === null || cursor === undefined) markRebuild(ctx, s);
       else ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(cursor, s);
     }
-    for (const s of response.affected_scopes ?? []) markRebuild(ctx, s);
+    for (const s of rebuild) markRebuild(ctx, s);
     setMeta(ctx.db, 'scope_set_version', response.scope_set_version);
     setMeta(ctx.db, 'needs_connect', null);
     setMeta(ctx.db, 'schema_reset', null);

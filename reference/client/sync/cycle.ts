@@ -4,8 +4,10 @@
  * usable cursor are rebuilt in the same run; the run ends in `ready` only
  * after a terminal pull with nothing left to send or rebuild.
  */
+import { scopes } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { fault } from '../faults.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import { getMeta, setMeta } from '../local/metadata.ts';
 import { nextSealedBatch, resealBatch, sealNextBatch } from '../queue/seal.ts';
@@ -21,6 +23,22 @@ export type Completion = 'idle' | 'blocked' | 'error';
 
 const MAX_STEPS = 10_000;
 const MAX_REBUILD_MISMATCHES = 3;
+const MAX_RECONNECTS = 3;
+
+/**
+ * A pull or rebuild refused for a stale schema (422) or generation (409) is
+ * resolved only by a new connect, which carries out the server's schema
+ * action; the run goes back to connecting instead of failing.
+ */
+async function orReconnect<T>(ctx: Ctx, work: () => Promise<T>): Promise<T | 'reconnect'> {
+  try {
+    return await work();
+  } catch (e) {
+    if (!(e instanceof ClientError) || (e.code !== 'schema_mismatch' && e.code !== 'client_generation_expired')) throw e;
+    setMeta(ctx.db, 'needs_connect', '1');
+    return 'reconnect';
+  }
+}
 
 async function doConnect(ctx: Ctx, life: Lifecycle): Promise<void> {
   if (life.state !== 'connecting') life.route('connecting');
@@ -62,6 +80,10 @@ export async function runCycle(ctx: Ctx, life: Lifecycle): Promise<Completion> {
     }
     let pulledClean = false;
     let mismatches = 0;
+    let reconnects = 0;
+    const reconnected = (e: string) => {
+      if (++reconnects > MAX_RECONNECTS) throw new ClientError('connecting', 'sync_did_not_settle', `the server still answers ${e} after ${MAX_RECONNECTS} connects`, false, 'retry');
+    };
     for (let step = 0; step < MAX_STEPS; step++) {
       if (life.stopRequested) return 'idle';
       if (getMeta(ctx.db, 'needs_connect') === '1') {
@@ -75,19 +97,28 @@ export async function runCycle(ctx: Ctx, life: Lifecycle): Promise<Completion> {
         pulledClean = false;
         continue;
       }
-      const scope = scopeNeedingRebuild(ctx);
+      const scope = fault('no-auto-rebuild') ? undefined : scopeNeedingRebuild(ctx); // fault: client:no-auto-rebuild
       if (scope !== undefined) {
         life.route('rebuilding');
-        const outcome = await rebuildStep(ctx, scope);
+        const outcome = await orReconnect(ctx, () => rebuildStep(ctx, scope));
+        if (outcome === 'reconnect') {
+          reconnected('a rebuild with a stale schema or generation');
+          continue;
+        }
         if (outcome === 'mismatch' && ++mismatches >= MAX_REBUILD_MISMATCHES) {
           throw new ClientError('rebuilding', 'rebuild_checksum_mismatch', `scope ${scope} failed its rebuild checksum ${mismatches} times`, false, 'retry');
         }
         pulledClean = false;
         continue;
       }
+      if (!pulledClean && fault('skip-empty-pull') && scopes(ctx).length === 0 && life.state === 'ready') return 'idle'; // fault: client:skip-empty-pull
       if (!pulledClean) {
         life.route('pulling');
-        const page = await pullPage(ctx);
+        const page = await orReconnect(ctx, () => pullPage(ctx));
+        if (page === 'reconnect') {
+          reconnected('a pull with a stale schema or generation');
+          continue;
+        }
         if (!page.hasMore) pulledClean = true;
         continue;
       }

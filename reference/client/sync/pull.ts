@@ -10,6 +10,7 @@ import { protectedRows, storeVersion, verifyRow, type WireRow, writeRow } from '
 import { addProvenance, addScope, dropProvenance, localScopeDigest, markRebuild, removeScope, scopes } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { fault } from '../faults.ts';
 import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
 import { recordIdOf } from '../local/values.ts';
 import { clearBackoff } from './backoff.ts';
@@ -103,7 +104,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     }
     ctx.crash('inside_pull_apply');
     for (const [s, cursor] of Object.entries(page.scope_cursors)) {
-      ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(cursor, s);
+      ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(fault('trim-cursor') ? String(cursor).trim() : cursor, s); // fault: client:trim-cursor
     }
     for (const s of rebuild) markRebuild(ctx, s);
     const mismatched: string[] = [];

@@ -8,6 +8,7 @@ import { readJsonBody } from '../../../harness/codec/index.ts';
 import type { ErrorResponse } from '../../../harness/wire/generated.ts';
 import { validate, type WireKind, type WireValue } from '../../../harness/wire/validate.ts';
 import { ClientError, type Operation, type RecoveryAction } from '../errors.ts';
+import { fault } from '../faults.ts';
 import type { HttpResponse } from './transport.ts';
 
 export type RetryClass = 'network' | 'http_429' | 'http_503';
@@ -37,6 +38,9 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 function parse(res: HttpResponse, op: Operation): unknown {
   const read = readJsonBody(res.body);
   if (!read.ok) throw new ClientError(op, 'invalid_response', `HTTP ${res.status} body is not strict JSON: ${read.message}`, false, 'retry');
+  // `3.0` or `1e3` would read as an integer once parsed: the spelling itself is refused.
+  const loose = read.nonCanonicalNumbers[0];
+  if (loose !== undefined && !fault('accept-loose-numbers')) throw new ClientError(op, 'invalid_response', `HTTP ${res.status} body spells the number at ${loose.pointer || '(root)'} as ${loose.text}, not in canonical form`, false, 'retry'); // fault: client:accept-loose-numbers
   return read.value;
 }
 
@@ -66,6 +70,7 @@ export function readResponse<K extends WireKind>(kind: K, res: HttpResponse, op:
     }
     throw new RetryableFailure(cls, parseRetryAfter(res.retryAfter, now), code, `HTTP ${res.status} ${code}`);
   }
+  if (fault('retry-non-retryable')) throw new RetryableFailure('http_503', 0, 'retry_later', `HTTP ${res.status} treated as retryable`); // fault: client:retry-non-retryable
   const body = parse(res, op);
   const checked = validate('error-response', body);
   if (!checked.ok) throw new ClientError(op, 'invalid_response', `HTTP ${res.status} carries no valid error body`, false, 'retry');

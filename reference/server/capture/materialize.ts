@@ -6,7 +6,7 @@
  * progress row. Nothing here reads a live application row.
  */
 import type { ClientBase } from 'pg';
-import { rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
+import { canonicalJson, parseJson, rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
 import { wireRow } from '../push/rows.ts';
 import { quoteIdent, type TableDef } from '../registry/tables.ts';
 import { formatLsn } from './lsn.ts';
@@ -43,13 +43,39 @@ async function priorProjection(db: ClientBase, tableId: string, pkText: string) 
   return rows[0];
 }
 
-/** The wire row of a source image, read through the relation's own column types. */
+const jsonFields = (t: RegisteredTable) => t.def.fields.filter((f) => f.type === 'json');
+
+/**
+ * Images keep JSON columns as JSON text: decoded changes carry it as such, a
+ * baseline row (built with to_jsonb) carries the parsed value, turned back
+ * into text here. jsonb_populate_record would read a JSON null as SQL NULL.
+ */
+function jsonAsText(t: RegisteredTable, image: SourceImage, baseline: boolean): SourceImage {
+  if (!baseline) return image;
+  const out = { ...image };
+  for (const f of jsonFields(t)) if (out[f.column] !== null && out[f.column] !== undefined) out[f.column] = JSON.stringify(out[f.column]);
+  return out;
+}
+
+/** The image as jsonb_populate_record takes it: JSON columns as JSON values. */
+function populateInput(t: RegisteredTable, image: SourceImage): SourceImage {
+  const out = { ...image };
+  for (const f of jsonFields(t)) if (typeof out[f.column] === 'string') out[f.column] = JSON.parse(out[f.column] as string);
+  return out;
+}
+
+/** The wire row of a source image, read through the relation's own column types; JSON values straight from their text. */
 async function toWire(db: ClientBase, t: RegisteredTable, image: SourceImage): Promise<Record<string, unknown>> {
   const { rows } = await db.query({
     text: `SELECT ${t.def.selectList} FROM jsonb_populate_record(NULL::${t.def.qualified}, $1::jsonb) AS src`,
-    values: [JSON.stringify(image)],
+    values: [JSON.stringify(populateInput(t, image))],
   });
-  return wireRow(t.def, rows[0] as Record<string, unknown>);
+  const row = wireRow(t.def, rows[0] as Record<string, unknown>);
+  for (const f of jsonFields(t)) {
+    const text = image[f.column];
+    row[f.fieldId] = text === null || text === undefined ? null : canonicalJson(parseJson(String(text)));
+  }
+  return row;
 }
 
 const SCOPE_ID = /^[\x21-\x7e]{1,256}$/;
@@ -96,7 +122,7 @@ export async function materializeTransaction(
     const t = tables.get(ev.tableId ?? '');
     if (t === undefined) throw new CaptureFailure('validation_failed', 'an event names a table that is not registered', ev.tableId);
     const key = `${t.def.tableId}\u0000${ev.pkText}`;
-    let image = ev.image;
+    let image = ev.image === null ? null : jsonAsText(t, ev.image, ev.op === 'baseline');
     if (image !== null && Object.values(image).some((v) => v === UNCHANGED)) {
       const before = state.get(key)?.image ?? (await priorProjection(db, t.def.tableId, ev.pkText))?.row_source ?? null;
       if (before === null) throw new CaptureFailure('materialization_failed', 'an unchanged column has no prior projection', t.def.tableId);
@@ -113,7 +139,7 @@ export async function materializeTransaction(
     const pkSql = p.table.def.byId.get(p.table.def.pkFieldId)?.sqlType ?? 'text';
     try {
       await db.query(`DELETE FROM ${proj} WHERE ${quoteIdent(p.table.def.pkColumn)} = $1::${pkSql}`, [p.pkText]);
-      if (p.image !== null) await db.query(`INSERT INTO ${proj} SELECT * FROM jsonb_populate_record(NULL::${proj}, $1::jsonb)`, [JSON.stringify(p.image)]);
+      if (p.image !== null) await db.query(`INSERT INTO ${proj} SELECT * FROM jsonb_populate_record(NULL::${proj}, $1::jsonb)`, [JSON.stringify(populateInput(p.table, p.image))]);
     } catch {
       throw new CaptureFailure('projection_write_failed', 'the projection of a row could not be written', p.table.def.tableId);
     }

@@ -77,10 +77,11 @@ export interface TableLookup {
   byOid(oid: number): { tableId: string; pkColumn: string; jsonColumns: Set<string>; columns: Set<string>; schema: string; name: string } | undefined;
 }
 
-function cellValue(cell: Cell, json: boolean): unknown {
+/** A column's value in a row image: its text form (JSON columns keep their JSON text, so JSON null stays apart from SQL NULL). */
+function cellValue(cell: Cell): unknown {
   if (cell.kind === 'null') return null;
   if (cell.kind === 'unchanged') return UNCHANGED;
-  return json ? JSON.parse(cell.text) : cell.text;
+  return cell.text;
 }
 
 interface FenceMessage {
@@ -161,7 +162,7 @@ export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations:
     rel.columns.forEach((c, i) => {
       const cell = cells[i] as Cell;
       if (m.tag === 'delete' && cell.kind === 'null' && !c.isKey) return;
-      if (table.columns.has(c.name)) image[c.name] = cellValue(cell, table.jsonColumns.has(c.name));
+      if (table.columns.has(c.name)) image[c.name] = cellValue(cell);
     });
     const pk = image[table.pkColumn];
     if (typeof pk !== 'string') throw new CaptureFailure('decode_failed', 'a row event has no key value', table.tableId);

@@ -41,14 +41,16 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
 }
 
 export async function computeAssignment(db: PoolClient, userId: string): Promise<string[]> {
+  const shared = fault('ignore-shared-scopes') ? '' : 'UNION SELECT scope_id FROM synchro.shared_scopes'; // fault: server:ignore-shared-scopes
   const sources = await db.query<{ scope_id: string }>(
     `SELECT 'user:' || $1::text AS scope_id WHERE NOT EXISTS (SELECT 1 FROM synchro.default_scope_revocations WHERE user_id = $1)
-     UNION SELECT scope_id FROM synchro.shared_scopes
+     ${shared}
      UNION SELECT scope_id FROM synchro.user_scope_grants WHERE user_id = $1`,
     [userId],
   );
   const all = new Set(sources.rows.map((r) => r.scope_id));
-  for (const s of await assignedByFunction(db, userId)) all.add(s);
+  const fromFunction = await assignedByFunction(db, userId).catch((e: unknown) => (fault('assignment-failure-as-empty') ? [] : Promise.reject(e))); // fault: server:assignment-failure-as-empty
+  for (const s of fromFunction) all.add(s);
   return [...all].sort(byBytes);
 }
 
@@ -69,8 +71,9 @@ export async function reconcile(db: PoolClient, userId: string, clientId: string
   const before = new Set(prior.rows.map((r) => r.scope_id));
   const added = assigned.filter((s) => !before.has(s));
   const removed = [...before].filter((s) => !assigned.includes(s)).sort(byBytes);
-  if (added.length === 0 && removed.length === 0) return { scopeSetVersion: storedVersion, assigned, added, removed };
+  if (added.length === 0 && removed.length === 0 && !fault('scope-version-bump-unchanged')) return { scopeSetVersion: storedVersion, assigned, added, removed }; // fault: server:scope-version-bump-unchanged
   const version = storedVersion + (fault('scope-version-double-step') ? 2 : 1); // fault: server:scope-version-double-step
+  if (version > Number.MAX_SAFE_INTEGER) throw integrityFailure('scope_set_version cannot advance past the portable integer range');
   for (const s of added) {
     await db.query(
       `INSERT INTO synchro.client_scopes (user_id, client_id, scope_id, assigned, changed_at_version) VALUES ($1, $2, $3, true, $4)
@@ -86,4 +89,13 @@ export async function reconcile(db: PoolClient, userId: string, clientId: string
   }
   await db.query('UPDATE synchro.clients SET scope_set_version = $3 WHERE user_id = $1 AND client_id = $2', [userId, clientId, version]);
   return { scopeSetVersion: version, assigned, added, removed };
+}
+
+/** The set as last stored for the client, without evaluating the sources (what rebuild uses). */
+export async function storedAssignment(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<Reconciled> {
+  const { rows } = await db.query<{ scope_id: string }>(
+    'SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned',
+    [userId, clientId],
+  );
+  return { scopeSetVersion: storedVersion, assigned: rows.map((r) => r.scope_id).sort(byBytes), added: [], removed: [] };
 }

@@ -18,6 +18,8 @@ export type SchemaAction =
   | { action: 'rebuild_local'; affectedScopes: string[] }
   | { action: 'unsupported'; reason: 'unknown_schema_lineage' | 'incompatible_schema_transition' };
 
+import { fault } from '../faults.ts';
+
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 export function dispatchSchema(input: {
@@ -43,7 +45,7 @@ export function dispatchSchema(input: {
     if (step !== undefined && step.hash !== input.history.get(step.version)?.hash) step = undefined;
   }
   if (step === undefined) return { action: 'unsupported', reason: 'unknown_schema_lineage' };
-  if (incompatible) return { action: 'unsupported', reason: 'incompatible_schema_transition' };
+  if (incompatible && !fault('class4-replace')) return { action: 'unsupported', reason: 'incompatible_schema_transition' }; // fault: server:class4-replace
   if (affected.size > 0) return { action: 'rebuild_local', affectedScopes: [...affected].sort(byBytes) };
   return { action: 'replace' };
 }

@@ -7,18 +7,19 @@ import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { ConnectRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import { serverClock } from '../controls/clock.ts';
-import { invalidRequest, SyncError } from '../http/errors.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
+import { integrityFailure, invalidRequest, SyncError } from '../http/errors.ts';
 import { serverTime } from '../push/handler.ts';
+import type { ManifestStore } from '../registry/manifests.ts';
 import { reconcile } from './assignment.ts';
+import { bridgeCursors } from './bridge.ts';
 import { dispatchSchema, type LineageStep } from './dispatch.ts';
+import { runtimeGate } from './runtime.ts';
 
 function invalidReference(schema: { version: number; hash: string }, message = 'schema reference is invalid'): SyncError {
   return new SyncError('invalid_schema_reference', message, { received_schema: { version: schema.version, hash: schema.hash } });
 }
 
-/** Protocol gate first, then structure; a malformed schema reference has its own code. */
-export function validateConnect(value: unknown): ConnectRequest {
+function protocolGate(value: unknown): void {
   const v = value as Record<string, unknown>;
   if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isInteger(v.protocol_version)) {
     throw new SyncError('upgrade_required', 'protocol version 3 is required', {
@@ -26,6 +27,12 @@ export function validateConnect(value: unknown): ConnectRequest {
       received_protocol_version: v.protocol_version,
     });
   }
+}
+
+/** Protocol gate first, then structure; a malformed schema reference has its own code. */
+export function validateConnect(value: unknown): ConnectRequest {
+  protocolGate(value);
+  const v = value as Record<string, unknown>;
   const result = validate('connect-request', value);
   if (result.ok) return result.value;
   const schema = v.schema as Record<string, unknown> | undefined;
@@ -38,6 +45,9 @@ export function validateConnect(value: unknown): ConnectRequest {
 const isSentinel = (s: { version: number; hash: string }) => s.version === 0 && s.hash === '';
 
 export async function handleConnect(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<string> {
+  // Protocol, then client runtime (426), then structure (400).
+  protocolGate(value);
+  await runtimeGate(pool, value);
   const request = validateConnect(value);
   const fresh = isSentinel(request.schema);
   if (fresh && (request.client_generation !== undefined || request.schema_reset === true || request.scope_set_version !== 0 || Object.keys(request.known_scopes).length > 0)) {
@@ -77,9 +87,11 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
         [...scope, generation, request.platform, request.app_version, request.schema.version, request.schema.hash],
       );
     }
+    // Allocation stops at the top of the portable range instead of handing out an integer a peer would round.
+    if (generation > Number.MAX_SAFE_INTEGER) throw integrityFailure('client_generation cannot advance past the portable integer range');
     const assignment = await reconcile(db, userId, request.client_id, Number(row.scope_set_version));
     const history = new Map<number, LineageStep>();
-    for (const m of catalog.history.values()) history.set(m.version, { ...m, affectedScopes: [] });
+    for (const m of catalog.history.values()) history.set(m.version, m);
     const current = catalog.current;
     const action = dispatchSchema({
       fresh,
@@ -90,9 +102,14 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       assigned: assignment.assigned,
     });
     const kept = Object.keys(request.known_scopes).filter((s) => assignment.assigned.includes(s) && !assignment.added.includes(s));
-    // No same-position cursor bridge yet: every kept scope must rebuild after a schema change.
-    const cursorUpdates: Record<string, null> = {};
-    if (action.action === 'replace' || action.action === 'rebuild_local') for (const s of kept) cursorUpdates[s] = null;
+    // A schema-changing action bridges the cursors of unaffected kept scopes; a reset or fresh start rebuilds all.
+    let cursorUpdates: Record<string, string | null> = {};
+    if (action.action === 'replace' || action.action === 'rebuild_local') {
+      const affected = new Set(action.action === 'rebuild_local' ? action.affectedScopes : []);
+      cursorUpdates = fresh || request.schema_reset === true
+        ? Object.fromEntries(kept.map((s) => [s, null]))
+        : await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected, presented: request.known_scopes });
+    }
     const schema: Record<string, unknown> = { version: current.version, hash: current.hash, action: action.action };
     if (action.action === 'unsupported') schema.reason = action.reason;
     const response: Record<string, unknown> = {

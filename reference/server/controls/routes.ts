@@ -9,6 +9,7 @@ import type { Pool } from 'pg';
 import { checkContentType, parseBody, readBody } from '../http/body.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
 import { advanceClock, serverClock, setClock } from './clock.ts';
+import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 
 export const CONTROL_PREFIX = '/__test/';
@@ -98,6 +99,14 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
         const done = await expireClient(pool, userId, clientId);
         if (done === undefined) throw new SyncError('invalid_request', 'the server has no record of that client', {}, 404);
         sendJson(res, { expired: true, client_generation: done.client_generation });
+      },
+    },
+    '/__test/clients/counters': {
+      method: 'POST',
+      run: async (req, res) => {
+        const { set, ...identity } = await body(req);
+        const { userId, clientId } = clientIdentity(identity);
+        sendJson(res, await clientCounters(pool, userId, clientId, set));
       },
     },
     '/__test/clients/expire-stale': {

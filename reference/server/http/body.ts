@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { readJsonBody } from '../../../harness/codec/index.ts';
+import { fault } from '../faults.ts';
 import { invalidRequest, SyncError } from './errors.ts';
 
 /** Request bodies above this many octets are refused before parsing. */
@@ -40,7 +41,7 @@ export async function readBody(req: IncomingMessage, limit = BODY_LIMIT_OCTETS):
 export function parseBody(bytes: Uint8Array): unknown {
   const read = readJsonBody(bytes);
   if (!read.ok) throw invalidRequest(read.code === 'json_duplicate_member' ? 'duplicate member name' : 'malformed JSON body');
-  if (read.nonCanonicalNumbers.length > 0) throw invalidRequest('numbers must be written in canonical form');
+  if (read.nonCanonicalNumbers.length > 0 && !fault('accept-loose-numbers')) throw invalidRequest('numbers must be written in canonical form'); // fault: server:accept-loose-numbers
   if (typeof read.value !== 'object' || read.value === null || Array.isArray(read.value)) throw invalidRequest('body must be a JSON object');
   return read.value;
 }

@@ -7,11 +7,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Pool } from 'pg';
 import { authenticate } from '../auth.ts';
 import { handleConnect } from '../connect/handler.ts';
-import { handlePull } from '../pull/handler.ts';
-import { handleRebuild } from '../rebuild/handler.ts';
-import { handlePush } from '../push/handler.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
 import { serverClock } from '../controls/clock.ts';
+import { handlePull } from '../pull/handler.ts';
+import { handlePush } from '../push/handler.ts';
+import { handleRebuild } from '../rebuild/handler.ts';
+import type { ManifestStore } from '../registry/manifests.ts';
 import type { Admission } from './admission.ts';
 import { checkContentType, parseBody, readBody } from './body.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './errors.ts';

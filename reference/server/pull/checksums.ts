@@ -1,6 +1,7 @@
 /** Scope digests of the materialized scope contents at the current boundary, under one schema. */
 import type { ClientBase } from 'pg';
 import { type ChecksumObject, checksumObject, digestRow, fromHex, ScopeDigestBuilder } from '../../../harness/codec/index.ts';
+import { fault } from '../faults.ts';
 import { integrityFailure } from '../http/errors.ts';
 import type { TableDef } from '../registry/tables.ts';
 
@@ -32,6 +33,7 @@ export function rowDigest(tables: Map<string, TableDef>, schemaHash: string, r: 
 }
 
 export function digestOf(rows: ScopeRow[], tables: Map<string, TableDef>, schemaHash: string, scope: string): Uint8Array {
+  if (fault('xor-scope-digest')) return rows.reduce((acc, r) => acc.map((b, k) => b ^ (rowDigest(tables, schemaHash, r)[k] ?? 0)), new Uint8Array(32)); // fault: server:xor-scope-digest
   const b = new ScopeDigestBuilder(fromHex(schemaHash), scope);
   for (const r of rows) b.add(r.pkBytes, rowDigest(tables, schemaHash, r));
   return b.finish();

@@ -10,8 +10,9 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
 import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { reconcile } from '../connect/assignment.ts';
+import { reconcile, storedAssignment } from '../connect/assignment.ts';
 import { serverClock } from '../controls/clock.ts';
+import { fault } from '../faults.ts';
 import { invalidRequest, temporarilyUnavailable } from '../http/errors.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
 import { type Candidate, mergeOrder, positionOf, scopeStream, wireChange } from './changes.ts';
@@ -61,7 +62,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     const ever = await db.query<{ scope_id: string; assigned: boolean }>('SELECT scope_id, assigned FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2', [userId, request.client_id]);
     const everAssigned = new Map(ever.rows.map((r) => [r.scope_id, r.assigned]));
     const presented = Object.keys(request.scopes);
-    if (presented.some((s) => !everAssigned.has(s))) throw invalidRequest('a scope was never assigned to this client');
+    if (presented.some((s) => !everAssigned.has(s)) && !fault('accept-unassigned-scopes')) throw invalidRequest('a scope was never assigned to this client'); // fault: server:accept-unassigned-scopes
 
     const bindings: Bindings = { userId, clientId: request.client_id, clientGeneration: client.clientGeneration, schemaHash: catalog.current.hash, streamGeneration };
     const lineage = await readLineage(db, [...everAssigned.keys()]);
@@ -71,6 +72,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       const cursor = request.scopes[scope]?.cursor ?? null;
       if (cursor === null) continue;
       const check = await checkCursor(db, bindings, scope, cursor, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, boundary);
+      if (check.status === 'forged' && fault('accept-forged-cursor')) { stale.add(scope); continue; } // fault: server:accept-forged-cursor
       if (check.status === 'forged') throw invalidRequest();
       if (check.status === 'stale') stale.add(scope);
       else valid.set(scope, check.position);
@@ -78,7 +80,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
 
     // Pull-time reconciliation: the same rule as connect, one version step on change.
-    const assignment = await reconcile(db, userId, request.client_id, client.scopeSetVersion);
+    const assignment = fault('skip-pull-reconciliation') ? await storedAssignment(db, userId, request.client_id, client.scopeSetVersion) : await reconcile(db, userId, request.client_id, client.scopeSetVersion); // fault: server:skip-pull-reconciliation
     const active = new Set(assignment.assigned);
     for (const s of assignment.added) if (!lineage.has(s)) lineage.set(s, { membershipGeneration: 1, retentionGeneration: 1, floor: { kind: 'generation_start' } });
     const rebuild = assignment.assigned.filter((s) => !valid.has(s) || assignment.added.includes(s));

@@ -4,6 +4,7 @@
  */
 import type { PoolClient } from 'pg';
 import { canonicalJson, checksumObject, digestRow, parseJson, readPortable } from '../../../harness/codec/index.ts';
+import { fault } from '../faults.ts';
 import { integrityFailure } from '../http/errors.ts';
 import { type FieldDef, quoteIdent, type TableDef } from '../registry/tables.ts';
 
@@ -39,7 +40,7 @@ export function wireRow(table: TableDef, raw: Record<string, unknown>): Record<s
     }
     switch (f.type) {
       case 'decimal':
-        row[f.fieldId] = canonicalDecimal(String(v));
+        row[f.fieldId] = fault('decimal-trailing-zeros') ? String(v) : canonicalDecimal(String(v)); // fault: server:decimal-trailing-zeros
         break;
       case 'float': {
         const n = Number(v);

@@ -141,6 +141,7 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   const state = await readState(ctx.db, table, pkValue(m), keyTouched ? 'UPDATE' : 'NO KEY UPDATE');
   if (state.fence === undefined || state.fence.state === 'reserved') {
     if (state.row !== undefined) throw integrityFailure();
+    if (m.op === 'update' && fault('update-missing-inserts')) return await insertRow(ctx, m, table, params); // fault: server:update-missing-inserts
     return { kind: 'rejected', outcome: conflict(m, ctx, table, 'row_not_found', state), conflict: { table, code: 'row_not_found' } };
   }
   if (state.fence.state === 'deleted') {

@@ -6,6 +6,7 @@
 import { canonicalJson, normalizedMutationOctets, readKeyValue } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
+import { fault } from '../faults.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
 import type { TableDef } from '../registry/tables.ts';
 
@@ -18,6 +19,7 @@ function limitError(field: string, maximum: number): SyncError {
 }
 
 export function validatePushShape(value: unknown): PushRequest {
+  if (fault('repair-base-version')) for (const m of ((value as { mutations?: unknown }).mutations as Record<string, unknown>[] | undefined) ?? []) if (m?.base_version !== undefined) m.base_version = String(m.base_version).replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '').slice(0, 64) || 'v'; // fault: server:repair-base-version
   const result = validate('push-request', value);
   if (!result.ok) throw invalidRequest();
   const request = result.value;

@@ -17,7 +17,7 @@ import { invalidRequest, SyncError } from '../http/errors.ts';
 import { type Candidate, wireChange } from '../pull/changes.ts';
 import { digestOf, scopeRows } from '../pull/checksums.ts';
 import { type Bindings, issueCursor, readLineage } from '../pull/cursor.ts';
-import { capturePending, capturePendingError, type ClientState, gateClient } from '../pull/gates.ts';
+import { type ClientState, capturePending, capturePendingError, gateClient } from '../pull/gates.ts';
 import { readBoundary, withClientSnapshot } from '../pull/handler.ts';
 import { type Position, positionJson, readPosition } from '../pull/position.ts';
 import { signToken, verifyToken } from '../pull/tokens.ts';

@@ -6,6 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, schemaManifestHash, utf8Order } from '../../../harness/codec/index.ts';
+import { fieldChanges, reshapeStoredRows, type TableLite as ShapeLite } from './reshape.ts';
 import { loadTables, manifestTable, type TableDef } from './tables.ts';
 
 export interface Manifest {
@@ -13,6 +14,8 @@ export interface Manifest {
   hash: string;
   transitionClass: string;
   parent: { version: number; hash: string } | null;
+  /** Class 3 only: the scopes whose rows must be rematerialized (bytewise order). */
+  affectedScopes: string[];
   /** The whole manifest (schema_hash included) as RFC 8785 text: what connect and /sync/schema send. */
   text: string;
   body: Record<string, unknown>;
@@ -40,6 +43,7 @@ function toManifest(r: ManifestRow): Manifest {
     hash: r.schema_hash,
     transitionClass: r.transition_class,
     parent: r.parent_version === null || r.parent_hash === null ? null : { version: Number(r.parent_version), hash: r.parent_hash },
+    affectedScopes: [],
     text: r.body_text,
     body: JSON.parse(r.body_text) as Record<string, unknown>,
   };
@@ -111,12 +115,18 @@ async function publish(db: PoolClient): Promise<Catalog> {
     const m = toManifest(r);
     history.set(m.version, m);
   }
+  for (const r of (await db.query<{ schema_version: string; scope_id: string }>('SELECT schema_version, scope_id FROM synchro.manifest_affected_scopes ORDER BY scope_id COLLATE "C"')).rows) {
+    history.get(Number(r.schema_version))?.affectedScopes.push(r.scope_id);
+  }
   let current = [...history.values()].at(-1);
   const tableBodies = [...tables.values()].map(manifestTable).sort((a, b) => utf8Order(String(a.table_id), String(b.table_id)));
   const unchanged = current !== undefined && canonicalJson(current.body.tables) === canonicalJson(tableBodies);
   if (current === undefined || (!unchanged && Number(state.rows[0]?.checked_generation) !== generation)) {
     const version = (current?.version ?? 0) + 1;
-    const cls = current === undefined ? 'initial' : transitionClass(current.body.tables as TableLite[], tableBodies as unknown as TableLite[]);
+    let cls: string = current === undefined ? 'initial' : transitionClass(current.body.tables as TableLite[], tableBodies as unknown as TableLite[]);
+    // Rows already captured take the new shape in this transaction; added values make the step Class 3.
+    const affected = current === undefined ? [] : (await reshapeStoredRows(db, fieldChanges(current.body.tables as ShapeLite[], tables))).sort(utf8Order);
+    if (cls === 'class_2' && affected.length > 0) cls = 'class_3';
     const floorOfParent = current === undefined ? version : Number(current.body.compatibility_floor);
     const body: Record<string, unknown> = {
       schema_version: version,
@@ -133,7 +143,18 @@ async function publish(db: PoolClient): Promise<Catalog> {
          transition_class, compatibility_floor, body_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [version, hash, generation, current?.version ?? null, current?.hash ?? null, cls, body.compatibility_floor, text],
     );
-    current = { version, hash, transitionClass: cls, parent: current === undefined ? null : { version: current.version, hash: current.hash }, text, body };
+    if (cls === 'class_3') {
+      for (const scope of affected) await db.query('INSERT INTO synchro.manifest_affected_scopes (schema_version, scope_id) VALUES ($1, $2)', [version, scope]);
+    }
+    current = {
+      version,
+      hash,
+      transitionClass: cls,
+      parent: current === undefined ? null : { version: current.version, hash: current.hash },
+      affectedScopes: cls === 'class_3' ? affected : [],
+      text,
+      body,
+    };
     history.set(version, current);
   }
   await db.query('UPDATE synchro.manifest_state SET checked_generation = $1', [generation]);

@@ -5,6 +5,7 @@
  */
 import type { PoolClient } from 'pg';
 import { type PortableType, readTableShape, type TableShape } from '../../../harness/codec/index.ts';
+import { fault } from '../faults.ts';
 
 export interface FieldDef {
   fieldId: string;
@@ -53,6 +54,7 @@ function wireExpression(f: FieldDef): string {
     case 'bytes':
       return c;
     case 'datetime':
+      if (fault('offset-datetime')) return `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')`; // fault: server:offset-datetime
       return `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
     case 'date':
       return `to_char(${c}, 'YYYY-MM-DD')`;

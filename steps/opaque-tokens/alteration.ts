@@ -1,0 +1,41 @@
+/**
+ * Altering a token the way a feature phrase describes it ("with its last
+ * character removed", "with \".x\" appended", ...), for the scenarios that
+ * present forged tokens to the server.
+ */
+
+export interface Altered {
+  value: string;
+  /** True when the altered value breaks the request schema itself (the empty string), so the request is sent as intentionally invalid. */
+  invalid: boolean;
+}
+
+/** A character other than `c`, from the same family, so the token keeps its apparent alphabet. */
+function otherCharacter(c: string): string {
+  if (/[0-9]/.test(c)) return c === '7' ? '3' : '7';
+  if (/[A-Z]/.test(c)) return c === 'Q' ? 'K' : 'Q';
+  if (/[a-z]/.test(c)) return c === 'q' ? 'k' : 'q';
+  return c === '_' ? '-' : '_';
+}
+
+function replaceAt(token: string, at: number): string {
+  const index = Math.min(Math.max(at, 0), token.length - 1);
+  return `${token.slice(0, index)}${otherCharacter(token.charAt(index))}${token.slice(index + 1)}`;
+}
+
+/** Applies an alteration phrase of the features ("with its last character removed", ...) to a token. */
+export function alterToken(token: string, phrase: string): Altered {
+  const text = phrase.trim();
+  if (text === 'unchanged') return { value: token, invalid: false };
+  if (text === 'with the character at its middle position replaced') return { value: replaceAt(token, Math.floor(token.length / 2)), invalid: false };
+  if (text === 'with the character ten positions before its end replaced') return { value: replaceAt(token, token.length - 10), invalid: false };
+  if (text === 'with its last character removed') return { value: token.slice(0, -1), invalid: token.length <= 1 };
+  const appended = /^with (".*") appended$/.exec(text);
+  if (appended) return { value: token + (JSON.parse(appended[1] as string) as string), invalid: false };
+  const replaced = /^replaced by (?:the empty string|the JSON string) (".*")$/.exec(text);
+  if (replaced) {
+    const value = JSON.parse(replaced[1] as string) as string;
+    return { value, invalid: value === '' };
+  }
+  throw new Error(`unknown token alteration "${phrase}"`);
+}
