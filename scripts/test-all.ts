@@ -78,7 +78,7 @@ function sensitivity(): void {
   const baseline = join(root, 'reports/messages.ndjson');
   const status = run(node, ['harness/cli.ts', 'sensitivity', ...(existsSync(baseline) ? ['--baseline', baseline] : [])]);
   const file = join(root, 'reports/sensitivity.json');
-  const result = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { total: { detected: number; total: number }; unproven: string[] }) : undefined;
+  const result = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { total: { detected: number; total: number }; unproven: string[]; not_run?: string[] }) : undefined;
   if (!result) {
     totals.failed += 1;
     lines.push('sensitivity run: FAILED (no result written)');
@@ -87,7 +87,9 @@ function sensitivity(): void {
   const undetected = result.total.total - result.total.detected;
   totals.passed += result.total.detected;
   totals.failed += undetected + result.unproven.length + (status !== 0 && undetected + result.unproven.length === 0 ? 1 : 0);
-  lines.push(`sensitivity run: ${result.total.detected} of ${result.total.total} requirements with fault recipes detected, ${result.unproven.length} passed without a recipe`);
+  const notRun = result.not_run ?? [];
+  totals.skipped += notRun.length;
+  lines.push(`sensitivity run: ${result.total.detected} of ${result.total.total} requirements with fault recipes detected, ${result.unproven.length} passed without a recipe, ${notRun.length} not run (not passed without their faults)`);
 }
 
 // The real catalog sits beside the checkout (../shared); without it only the

@@ -74,9 +74,10 @@ export async function main(args: string[]): Promise<number> {
 
   console.log(formatSensitivity(outcome, records.length));
   const outDir = resolve(values.out);
-  writeAllOrNothing(outDir, [['sensitivity.json', `${JSON.stringify({ ...outcome.result, unproven: outcome.unproven, without_recipe: outcome.withoutRecipe }, null, 2)}\n`]]);
+  writeAllOrNothing(outDir, [['sensitivity.json', `${JSON.stringify({ ...outcome.result, unproven: outcome.unproven, without_recipe: outcome.withoutRecipe, not_run: outcome.notRun }, null, 2)}\n`]]);
   rerenderWithSensitivity(outDir, recordsPath, outcome);
-  const ok = outcome.requirements.every((r) => r.proven) && outcome.unproven.length === 0;
+  // A requirement whose baseline did not pass is undetermined, not insensitive: the main run reports it.
+  const ok = outcome.requirements.every((r) => r.proven || r.baseline !== 'passed') && outcome.unproven.length === 0;
   return ok ? EXIT_OK : EXIT_FINDINGS;
 }
 
@@ -102,7 +103,8 @@ export function formatSensitivity(outcome: SensitivityOutcome, selected: number)
     lines.push(`  ${section}: ${detection.detected} of ${detection.total} detected`);
   }
   const { detected, total } = outcome.result.total;
-  lines.push(`  total: ${detected} of ${total} detected (${selected} requirements selected, ${selected - total} without a fault recipe)`);
+  lines.push(`  total: ${detected} of ${total} detected (${selected} requirements selected, ${outcome.unproven.length + outcome.withoutRecipe.length} without a fault recipe)`);
+  if (outcome.notRun.length > 0) lines.push(`  faults not run because the requirement did not pass without them: ${outcome.notRun.join(', ')}`);
   if (outcome.unproven.length > 0) lines.push(`  passed without a fault recipe to prove they can fail: ${outcome.unproven.join(', ')}`);
   return lines.join('\n');
 }

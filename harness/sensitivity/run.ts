@@ -51,6 +51,8 @@ export interface SensitivityOutcome {
   unproven: string[];
   /** Selected requirements with no fault recipe and no passing baseline. */
   withoutRecipe: string[];
+  /** Requirements with fault recipes whose baseline did not pass: their faults prove nothing and are not counted. */
+  notRun: string[];
   result: SensitivityResult;
 }
 
@@ -110,7 +112,8 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
     }
     requirements.push({ id: record.id, section: record.section, baseline: base, faults, proven: base === 'passed' && faults.every((f) => f.detected) });
   }
-  return { requirements, unproven, withoutRecipe, result: summarize(requirements) };
+  const notRun = requirements.filter((r) => r.baseline !== 'passed').map((r) => r.id);
+  return { requirements, unproven, withoutRecipe, notRun, result: summarize(requirements) };
 }
 
 function summarize(requirements: RequirementSensitivity[]): SensitivityResult {
@@ -118,6 +121,12 @@ function summarize(requirements: RequirementSensitivity[]): SensitivityResult {
   const perSection: Record<string, Detection> = {};
   const results: SensitivityResult['results'] = [];
   for (const requirement of requirements) {
+    for (const fault of requirement.faults) {
+      const detail = requirement.baseline !== 'passed' ? `baseline ${requirement.baseline}: fault not run` : `feature ${fault.status} under the fault`;
+      results.push({ id: requirement.id, fault: fault.fault, detected: fault.detected, detail });
+    }
+    // Only a requirement that passed without faults can show that its faults are noticed.
+    if (requirement.baseline !== 'passed') continue;
     const section = perSection[requirement.section] ?? { detected: 0, total: 0 };
     perSection[requirement.section] = section;
     section.total += 1;
@@ -125,10 +134,6 @@ function summarize(requirements: RequirementSensitivity[]): SensitivityResult {
     if (requirement.proven) {
       section.detected += 1;
       total.detected += 1;
-    }
-    for (const fault of requirement.faults) {
-      const detail = requirement.baseline !== 'passed' ? `baseline ${requirement.baseline}: fault not run` : `feature ${fault.status} under the fault`;
-      results.push({ id: requirement.id, fault: fault.fault, detected: fault.detected, detail });
     }
   }
   return { total, perSection, results };
