@@ -39,10 +39,15 @@ async function commitOnSource(world: SyncWorld, sql: string): Promise<void> {
   await server.sourceSql.query(sql);
 }
 
+/**
+ * Waits until every committed source transaction is visible to pull and
+ * rebuild. A server that captures synchronously offers no such control and
+ * has nothing to wait for; one that captures asynchronously without offering
+ * it shows up as missing rows, never as a false pass.
+ */
 export async function awaitCapture(world: SyncWorld): Promise<void> {
   const server = await world.readyServer();
-  if (!server.capture) throw new Error(`server adapter "${server.id}" offers no way to wait for capture (capture.awaitMaterialized)`);
-  await server.capture.awaitMaterialized(world.deadlineMs);
+  await server.capture?.awaitMaterialized(world.deadlineMs);
 }
 
 When('the harness commits on the source database:', async function (this: SyncWorld, sql: string) {

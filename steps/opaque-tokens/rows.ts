@@ -3,6 +3,7 @@
  * harness's own client), so a scenario can get a multi-page rebuild or a row
  * with a known server version without direct database access.
  */
+import { awaitCapture } from '../common/source-schema.steps.ts';
 import type { WireClient } from '../support/wire-client.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { SyncWorld as World } from '../support/world.ts';
@@ -50,11 +51,8 @@ export async function pushInserts(client: WireClient, table: string, rows: { id:
   return accepted;
 }
 
-/** Waits until every accepted write is visible to pull and rebuild, when the server captures asynchronously. */
-export async function awaitCaptured(world: SyncWorld): Promise<void> {
-  const server = await world.readyServer();
-  await server.capture?.awaitMaterialized(world.deadlineMs);
-}
+/** Waits until every accepted write is visible to pull and rebuild. */
+export const awaitCaptured = awaitCapture;
 
 /** Key under which the world keeps the version a client holds for a row. */
 export function heldKey(client: WireClient, table: string, id: string): string {

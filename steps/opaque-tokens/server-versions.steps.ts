@@ -5,9 +5,11 @@
  * the alias relay renaming versions) a client that sends back exactly the
  * latest version it was given.
  */
+
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
 import type { Exchange } from '../../harness/proxy/records.ts';
+import { awaitCapture } from '../common/source-schema.steps.ts';
 import { cellValue } from '../common/values.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { SyncWorld as World } from '../support/world.ts';
@@ -180,7 +182,7 @@ async function applyWrite(world: SyncWorld, name: string, table: string, id: str
     if (!server.sourceSql) throw new Error('the server adapter offers no source SQL');
     const key = world.model.keyColumn(table).name;
     await server.sourceSql.query(`UPDATE public."${table}" SET title = $1 WHERE "${key}" = $2`, [title, id]);
-    await server.capture?.awaitMaterialized(world.deadlineMs);
+    await awaitCapture(world);
     const pages = await client.pullAll();
     const tableId = client.tableId(table);
     const change = pages

@@ -6,8 +6,10 @@
  * source relation followed by the server's controlled reconfiguration
  * (`synchro.synchro_reconfigure_table`), in one transaction.
  */
+
 import type { ServerAdapter } from '../../harness/adapters/server.ts';
 import type { SchemaManifest } from '../../harness/wire/index.ts';
+import { awaitCapture } from '../common/source-schema.steps.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { stateOf } from './state.ts';
 
@@ -46,7 +48,7 @@ export async function publishChange(world: SyncWorld, table: string, ddl: string
   const server = await world.readyServer();
   const before = await currentManifest(world);
   await provision(server).exec(`BEGIN;\n${ddl}\nSELECT synchro.synchro_reconfigure_table(${literal(`public.${ident(table)}`)});\nCOMMIT;`);
-  if (server.capture) await server.capture.awaitMaterialized(world.deadlineMs);
+  await awaitCapture(world);
   const after = await currentManifest(world);
   world.assert.equal(
     { version: after.schema_version, parent: after.parent_schema, transition_class: after.transition_class },

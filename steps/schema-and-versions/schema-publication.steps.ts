@@ -2,7 +2,9 @@
  * Publishing manifests of each class through controlled reconfiguration of a
  * registered source table, and noting the current manifest.
  */
+
 import { Given } from '@cucumber/cucumber';
+import { awaitCapture } from '../common/source-schema.steps.ts';
 import type { ColumnSpec, TableSpec } from '../support/model.ts';
 import { sqlType } from '../support/model.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -59,7 +61,7 @@ Given(
     if (existing.length === 0) {
       const values = table.columns.map((c, i) => (c.key ? literal(`${tableName}-${column}-seed`) : (placed[c.name] ?? sqlValue(c.type, i))));
       await server.sourceSql.query(`INSERT INTO public.${ident(tableName)} (${table.columns.map((c) => ident(c.name)).join(', ')}) VALUES (${values.join(', ')})`);
-      if (server.capture) await server.capture.awaitMaterialized(this.deadlineMs);
+      await awaitCapture(this);
     }
     const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
     await publishChange(
