@@ -81,10 +81,10 @@ Feature: Row Digest Binding
       And client "A" pulls
       Then the pull change for row "n-2" of table "notes" has op "delete", a "server_version" and neither "row" nor "row_checksum"
 
-    @cap:sourceSql
+    @cap:sourceSql @cap:seed
     Scenario: portable seed records carry a version and a verifying digest
       Given a registered shared scope "catalog_public" declared portable
-      And table "notes" also places rows whose owner_id is "catalog" in scope "catalog_public"
+      And table "notes" now also places rows whose owner_id is "catalog" in scope "catalog_public"
       And the harness has committed and capture has materialized:
         """
         INSERT INTO public.notes (id, owner_id, title) VALUES ('n-10', 'catalog', 'seeded one'), ('n-11', 'catalog', 'seeded two');

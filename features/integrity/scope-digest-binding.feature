@@ -70,10 +70,10 @@ Feature: Scope Digest Binding
       Then in every round the final rebuild checksum equals the harness codec scope digest over the union of the rebuilt records
       And in every round the cardinality the codec used equals the number of distinct row identities rebuilt
 
-    @cap:sourceSql
+    @cap:sourceSql @cap:seed
     Scenario: a portable seed manifest reports the digest and the cardinality of the records it exports
       Given a registered shared scope "catalog_public" declared portable
-      And table "tasks" also places rows whose owner_id is "catalog" in scope "catalog_public"
+      And table "tasks" now also places rows whose owner_id is "catalog" in scope "catalog_public"
       And the harness has committed and capture has materialized:
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('c-1', 'catalog', 'x'), ('c-2', 'catalog', 'y'), ('c-3', 'catalog', 'z');

@@ -1,5 +1,5 @@
 /**
- * The reference server's `clock` and `clients` capabilities, over the
+ * The reference server's `clock`, `clients` and `capture` capabilities, over the
  * `/__test/` endpoints it serves to loopback peers when started with
  * `--test-controls`. A refusal is an error naming the endpoint and the
  * server's answer, so a scenario fails with the reason.
@@ -14,14 +14,27 @@ async function call(baseUrl: string, path: string, body?: unknown, timeoutMs = 3
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** Waiting for materialization is the one capture control the reference serves; the others are not offered. */
-export type ReferenceCapture = Pick<CaptureControl, 'awaitMaterialized'>;
+/** The reference serves every capture control: waiting, stop, kill, restart and poison. */
+export type ReferenceCapture = Required<CaptureControl>;
 
 export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl; capture: ReferenceCapture } {
   return {
     capture: {
       awaitMaterialized: async (deadlineMs) => {
         await call(baseUrl, '/__test/capture/catch-up', { timeout_ms: deadlineMs }, deadlineMs + 5_000);
+      },
+      stopWorker: async () => {
+        await call(baseUrl, '/__test/capture/stop', {});
+      },
+      killWorker: async () => {
+        await call(baseUrl, '/__test/capture/kill', {});
+      },
+      // After a stop or a kill alike: the worker carries on from its durable progress.
+      restartWorker: async () => {
+        await call(baseUrl, '/__test/capture/start', {});
+      },
+      injectPoison: async () => {
+        await call(baseUrl, '/__test/capture/poison', {});
       },
     },
     clock: {

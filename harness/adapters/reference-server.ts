@@ -15,6 +15,7 @@ import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
 import { referenceControls } from './reference-controls.ts';
+import { referenceSeed } from './reference-seed.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
@@ -24,9 +25,7 @@ import { mintJwt } from './token.ts';
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
 const CLUSTER_MODULES = ['reference/server/db/index.ts', 'reference/server/db/cluster.ts'];
-// The capture worker controls (stop, kill, restart, poison) and seeds are not offered yet: scenarios
-// needing them are not applicable. Waiting for materialization is offered on its own (capture.awaitMaterialized).
-const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'inspect', 'logs', 'clock', 'clients', 'compaction'];
+const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'capture', 'inspect', 'logs', 'clock', 'clients', 'compaction', 'seed'];
 const START_DEADLINE_MS = 60_000;
 
 /** The part of the reference cluster module the adapter uses. */
@@ -168,6 +167,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     clock: controls.clock,
     clients: controls.clients,
     capture: controls.capture,
+    seed: referenceSeed({ root: join(setup.entry, '..', '..', '..'), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }),
     compaction: {
       // Expiry runs first, as the reference's retention job does: expired clients no longer hold a scope's floor back.
       compact: async () => ({ expired: await controls.clients.runExpiry(), deleted: await sql.compactScopes() }),

@@ -39,7 +39,8 @@ export interface ProvisionControl {
 export interface ScopesControl {
   grantUserScope(userId: string, scopeId: string): Promise<void>;
   revokeUserScope(userId: string, scopeId: string): Promise<void>;
-  registerSharedScope(scopeId: string, enabled?: boolean): Promise<void>;
+  /** `portable` true declares the shared scope exportable as a portable seed; absent keeps the server's default (not portable). */
+  registerSharedScope(scopeId: string, portable?: boolean): Promise<void>;
   unregisterSharedScope(scopeId: string): Promise<void>;
   /** `maxScopes` undefined uses the SQL default; null means unbounded. */
   registerAssignmentFunction(name: string | null, maxScopes?: number | null): Promise<unknown>;
@@ -60,10 +61,18 @@ export interface CaptureControl {
    * asynchronously, since any scenario writing source rows has to wait for it.
    */
   awaitMaterialized(deadlineMs: number): Promise<void>;
-  /** The worker controls below make up the `capture` capability. */
+  /*
+   * The worker controls below make up the `capture` capability; a server
+   * declaring it offers all four. While stopped or killed, awaitMaterialized
+   * should fail promptly rather than wait out its deadline.
+   */
+  /** Lets the transaction being materialized finish, then nothing more is read or acknowledged until restartWorker. */
   stopWorker?(): Promise<void>;
+  /** Ends the worker abruptly (its database sessions cut, no clean shutdown): open work rolls back. */
   killWorker?(): Promise<void>;
+  /** Starts the worker again after a stop or a kill; it resumes from its durable progress and catches up. */
   restartWorker?(): Promise<void>;
+  /** Makes the next source transaction with row events fail, so it is quarantined and blocks later ones until a retry succeeds. */
   injectPoison?(): Promise<void>;
 }
 
@@ -108,8 +117,21 @@ export interface InspectControl {
   query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
 }
 
+/** What one portable seed export returned: the manifest and every page fetched, by scope, as the server produced them. */
+export interface SeedExport {
+  manifest: unknown;
+  pages: Record<string, unknown[]>;
+}
+
+/**
+ * Portable seed export. `export` runs one whole export in one transaction:
+ * the manifest with `pageLimit` (server default when absent), then every
+ * page of each scope in `scopes` (all portable scopes when absent),
+ * following the page tokens. A refused export rejects with the server's
+ * reason in the message.
+ */
 export interface SeedControl {
-  manifest(pageLimit?: number): Promise<unknown>;
+  export(options?: { pageLimit?: number; scopes?: string[] }): Promise<SeedExport>;
 }
 
 /** One scenario's server: isolated state, released by `close`. */

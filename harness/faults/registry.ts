@@ -44,7 +44,29 @@ export const WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('truncate-rebuild-response', 'the first rebuild response is cut off halfway through its body', [{ endpoint: 'rebuild', fault: { kind: 'truncate' } }]),
   wire('corrupt-pull-response', 'one byte in the middle of the first pull response body is altered', [{ endpoint: 'pull', fault: { kind: 'corrupt-byte' } }]),
   wire('corrupt-rebuild-response', 'one byte in the middle of the first rebuild response body is altered', [{ endpoint: 'rebuild', fault: { kind: 'corrupt-byte' } }]),
+  wire('pull-row-edited-under-digest', 'every pull change with a row has one text value edited after its row_checksum was computed, as a server whose digest does not cover the row it sends', [
+    { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'edit one text value of each pull change row, keeping its row_checksum', transform: editRowsUnderDigest } },
+  ]),
 ];
+
+/**
+ * Appends a character to the first text value of each pull change row that
+ * is not its key, leaving `row_checksum` as the server computed it; a body
+ * with no such row is left alone.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
+function editRowsUnderDigest(json: any): unknown {
+  let edited = false;
+  for (const change of Array.isArray(json?.changes) ? json.changes : []) {
+    const row = change?.row;
+    if (row === null || typeof row !== 'object') continue;
+    const name = Object.keys(row).find((k) => typeof row[k] === 'string' && row[k] !== change.pk);
+    if (name === undefined) continue;
+    row[name] = `${row[name]}~`;
+    edited = true;
+  }
+  return edited ? json : undefined;
+}
 
 /**
  * What each known switch breaks, for the report. A switch marked in the code
@@ -81,6 +103,8 @@ const SWITCH_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'client:stopped-can-pull': 'the state map lets stopped move straight to pulling',
   'server:semver-ignore-prerelease': 'the minimum client version gate compares only MAJOR.MINOR.PATCH and ignores prerelease identifiers',
   'client:announce-malformed-app-version': 'the client announces a malformed app version instead of refusing to connect',
+  'server:ignore-capture-pending': 'pull and rebuild ignore a pending capture of the client\'s accepted write and serve a page without it instead of 503 capture_pending',
+  'server:seed-digest-wrong-schema': 'portable seed row and scope digests are computed under a hash other than the export\'s schema hash',
 };
 
 const MARK = /\/\/ fault: ((server|client):[a-z0-9-]+)/g;

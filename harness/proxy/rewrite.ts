@@ -42,8 +42,9 @@ export function getPointer(root: unknown, pointer: string): unknown {
   for (const token of pointerTokens(pointer)) {
     if (!isContainer(at)) return undefined;
     const key = childKey(at, token, pointer, false);
+    // Own members only: a pointer never reaches inherited properties such as "constructor".
+    if (!Object.hasOwn(at, key)) return undefined;
     at = (at as Record<string | number, unknown>)[key];
-    if (at === undefined) return undefined;
   }
   return at;
 }

@@ -56,6 +56,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     manifests: new ManifestStore(pool),
     jwtKey: secretKey(options.jwtSecret),
     log,
+    ...(capture === undefined ? {} : { capture }),
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
     ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, ...(capture === undefined ? {} : { capture }) }) } : {}),
   });

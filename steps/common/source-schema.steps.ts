@@ -24,7 +24,16 @@ Given('table {string} places each row in scope {string}', function (this: SyncWo
 });
 
 Given('table {string} also places rows whose {word} is {string} in scope {string}', function (this: SyncWorld, name: string, column: string, value: string, scope: string) {
-  this.model.table(name).conditional.push({ column, value, scope });
+  const table = this.model.table(name);
+  if (table.installed) throw new Error(`table "${name}" is already on the server; write "table ${JSON.stringify(name)} now also places rows ..." to change its placement there`);
+  table.conditional.push({ column, value, scope });
+});
+
+// Unlike the declaration above, this one reaches a table the server may already have.
+Given('table {string} now also places rows whose {word} is {string} in scope {string}', async function (this: SyncWorld, name: string, column: string, value: string, scope: string) {
+  const table = this.model.table(name);
+  table.conditional.push({ column, value, scope });
+  if (table.installed) await this.model.replacePlacements(await this.readyServer(), name);
 });
 
 Given('table {string} marks deletion with column {string}', function (this: SyncWorld, name: string, column: string) {

@@ -60,6 +60,26 @@ function scopeExpression(template: string): string {
   return parts.map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part))).join(' || ');
 }
 
+const membershipFunctionName = (table: TableSpec) => `public.${table.name}_scopes`;
+
+/**
+ * The membership function of a table: the scopes of each of its placements,
+ * read from the capture's projection of the row (the transaction's final
+ * state), never from the live source table.
+ */
+function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE' | 'CREATE OR REPLACE'): string {
+  const source = `synchro_projection.${ident(table.name)}`;
+  const branches = [
+    ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
+    ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
+  ];
+  return `${verb} FUNCTION ${membershipFunctionName(table)}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+  RETURN QUERY ${branches.join('\n  UNION ')};
+END
+$fn$;`;
+}
+
 export class ScenarioModel {
   readonly tables = new Map<string, TableSpec>();
 
@@ -94,23 +114,9 @@ export class ScenarioModel {
       const key = this.keyColumn(table.name);
       const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')});`;
-      let membershipFunction: string | null = null;
-      if (table.placements.length > 0 || table.conditional.length > 0) {
-        // A membership function reads the capture's projection of the row (the
-        // transaction's final state), never the live source table.
-        membershipFunction = `public.${table.name}_scopes`;
-        const branches = [
-          ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM synchro_projection.${ident(table.name)} r WHERE r.${ident(key.name)} = p_key`),
-          ...table.conditional.map(
-            (rule) => `SELECT ${literal(rule.scope)} FROM synchro_projection.${ident(table.name)} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`,
-          ),
-        ];
-        sql += `\nCREATE FUNCTION ${membershipFunction}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $fn$
-BEGIN
-  RETURN QUERY ${branches.join('\n  UNION ')};
-END
-$fn$;`;
-      }
+      const placed = table.placements.length > 0 || table.conditional.length > 0;
+      const membershipFunction = placed ? membershipFunctionName(table) : null;
+      if (placed) sql += `\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
         relation: `public.${table.name}`,
@@ -120,5 +126,17 @@ $fn$;`;
       });
       table.installed = true;
     }
+  }
+
+  /**
+   * Makes an installed table's rows follow its current placements: the
+   * membership function keeps its registered name and signature and gets a
+   * body covering every placement, so later commits are placed by it.
+   */
+  async replacePlacements(server: ServerAdapter, name: string): Promise<void> {
+    const table = this.table(name);
+    if (!server.provision) throw new Error(`server adapter "${server.id}" has no provision capability to change where rows of "${name}" belong`);
+    if (table.placements.length + table.conditional.length === 1) throw new Error(`table "${name}" was installed without a membership function; it cannot gain a placement afterwards`);
+    await server.provision.exec(membershipFunctionSql(table, this.keyColumn(name), 'CREATE OR REPLACE'));
   }
 }

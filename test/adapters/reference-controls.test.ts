@@ -1,7 +1,8 @@
 /**
- * The reference adapter's `clock` and `clients` capabilities against the real
- * reference server process (started with --test-controls by the adapter):
- * scenarios tagged @cap:clock / @cap:clients now run on the reference.
+ * The reference adapter's `clock`, `clients` and `capture` capabilities
+ * against the real reference server process (started with --test-controls by
+ * the adapter): scenarios tagged @cap:clock / @cap:clients / @cap:capture run
+ * on the reference.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -56,14 +57,11 @@ async function freshClient(clientId: string) {
   return { generation: res.json.client_generation as number, push, reconnect };
 }
 
-test('the reference declares and provides clock, clients and compaction, waits for capture, and still lacks the capture worker controls and seed', () => {
-  const { known } = requiredCapabilities(['@cap:clock', '@cap:clients', '@cap:compaction']);
+test('the reference declares and provides clock, clients, compaction and every capture control', () => {
+  const { known } = requiredCapabilities(['@cap:clock', '@cap:clients', '@cap:compaction', '@cap:capture']);
   for (const capability of known) assert.ok((server.capabilities as readonly string[]).includes(capability), capability);
   assert.ok(server.clock && server.clients && server.compaction);
-  assert.equal(typeof server.capture?.awaitMaterialized, 'function');
-  assert.equal(server.capture?.killWorker, undefined);
-  for (const absent of ['capture', 'seed'] as const) assert.ok(!server.capabilities.includes(absent), absent);
-  assert.equal(server.seed, undefined);
+  for (const control of ['awaitMaterialized', 'stopWorker', 'killWorker', 'restartWorker', 'injectPoison'] as const) assert.equal(typeof server.capture?.[control], 'function', control);
 });
 
 test('capture.awaitMaterialized returns once a source row is visible, and compaction reports what it expired and deleted', async () => {
@@ -74,6 +72,30 @@ test('capture.awaitMaterialized returns once a source row is visible, and compac
   const compacted = (await server.compaction?.compact()) as { expired: unknown[]; deleted: Record<string, number> };
   assert.ok(Array.isArray(compacted.expired));
   assert.equal(typeof compacted.deleted, 'object');
+});
+
+test('a stopped, killed or poisoned capture worker materializes nothing and refuses to be waited on; a restart or retry catches up', async () => {
+  const capture = server.capture as Required<NonNullable<ServerAdapter['capture']>>;
+  const visible = async (id: string) => (await server.inspect?.query('SELECT 1 FROM synchro.projections WHERE pk_text = $1', [id]))?.length;
+  for (const halt of [capture.stopWorker, capture.killWorker]) {
+    const id = `halted-${randomUUID()}`;
+    await halt();
+    await server.sourceSql?.query('INSERT INTO public.notes (id, body) VALUES ($1, $1)', [id]);
+    await assert.rejects(capture.awaitMaterialized(30_000), /409.*stopped/);
+    assert.equal(await visible(id), 0);
+    await capture.restartWorker();
+    await capture.awaitMaterialized(30_000);
+    assert.equal(await visible(id), 1);
+  }
+  // Poison: the next transaction is quarantined and blocks the wait until a retry materializes it.
+  const id = `poisoned-${randomUUID()}`;
+  await capture.injectPoison();
+  await server.sourceSql?.query('INSERT INTO public.notes (id, body) VALUES ($1, $1)', [id]);
+  await assert.rejects(capture.awaitMaterialized(30_000), /409.*quarantine/);
+  assert.equal(await visible(id), 0);
+  await server.sourceSql?.query('SELECT synchro.synchro_retry_wal_poison()');
+  await capture.awaitMaterialized(30_000);
+  assert.equal(await visible(id), 1);
 });
 
 test('clock.advance and clock.set move the server time the protocol reports', async () => {

@@ -1,48 +1,34 @@
 /**
  * The reference client against the real reference server (embedded
  * PostgreSQL, demo tables): manifest verification at connect, push with
- * server row checksums verified under the server's manifest, conflicts, and
- * replay after a lost response. Pull and rebuild are not served yet by the
- * server, so a run may end blocked after pushing; the assertions are on what
- * pushing must achieve.
+ * server row checksums verified under the server's manifest, conflicts,
+ * replay after a lost response, and rows reaching a second client through
+ * capture, pull and rebuild. Randomized histories of two clients are in
+ * convergence.test.ts.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import { SignJWT } from 'jose';
 import pg from 'pg';
 import { SynchroClient } from '../../reference/client/client.ts';
 import { httpTransport, NetworkError, type Transport } from '../../reference/client/sync/transport.ts';
+import { type DemoServer, startDemoServer } from './demo-server.ts';
 import { instantClock } from './fixtures.ts';
 
 const SECRET = 'reference-client-e2e-secret';
-let server: ChildProcess;
+let server: DemoServer;
 let url = '';
 let databaseUrl = '';
 
 before(async () => {
-  server = spawn(process.execPath, ['reference/server/main.ts', '--demo', '--jwt-secret', SECRET], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  server.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve);
-    server.once('exit', (code) => reject(new Error(`reference server exited (${code}): ${stderr}`)));
-  });
-  ({ url, database_url: databaseUrl } = JSON.parse(line) as { url: string; database_url: string });
+  server = await startDemoServer(SECRET);
+  ({ url, databaseUrl } = server);
 });
 
 after(async () => {
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  await exited;
+  await server.stop();
 });
 
-async function tokenFor(user: string): Promise<string> {
-  return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setIssuedAt().sign(new TextEncoder().encode(SECRET));
-}
+const tokenFor = (user: string) => server.token(user);
 
 async function client(id: string, user: string, transport?: Transport): Promise<SynchroClient> {
   const token = await tokenFor(user);

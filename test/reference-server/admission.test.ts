@@ -1,7 +1,8 @@
 /**
  * Admission control: a per-endpoint in-flight limit answering
- * `429 retry_later` with Retry-After and the exact envelope, after
- * authentication and parsing and before any work, so it changes nothing.
+ * `429 retry_later` with Retry-After and the exact envelope at step 8 of the
+ * dispatch precedence: after every earlier gate (whose answers never turn
+ * into 429) and before execution, so it changes nothing.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -33,7 +34,7 @@ async function withServer(limits: ReadonlyMap<string, number> | undefined, fn: (
 async function untilBlocked(h: Harness, deadlineMs = 10_000): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
-    const { rows } = await h.sql.query<{ n: string }>("SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE NOT l.granted AND d.datname = current_database()");
+    const { rows } = await h.sql.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
     if (Number(rows[0]?.n) > 0) return;
     if (Date.now() > deadline) throw new Error('the held request never reached the lock');
     await new Promise((resolve) => setImmediate(resolve));
@@ -69,11 +70,14 @@ test('the limiter admits up to the limit per endpoint and frees a slot exactly o
 test('a push over the limit gets 429 retry_later with Retry-After, changes nothing, and succeeds once the slot frees', async () => {
   await withServer(new Map([['push', 1]]), async (h) => {
     const s = await connect(h);
-    // Hold the first push inside its transaction: its first read waits for this lock.
+    const completed = pushBody(s, [insertNote(s, 'n0', { body: 'earlier' })]);
+    const completedReply = await h.post('/sync/push', completed);
+    assert.equal(completedReply.status, 200);
+    // Hold the first push inside its transaction, past admission: its insert waits on the key an open transaction holds.
     const holder = new pg.Client({ connectionString: h.url });
     await holder.connect();
     try {
-      await holder.query('BEGIN; LOCK TABLE synchro.client_retirements IN ACCESS EXCLUSIVE MODE');
+      await holder.query("BEGIN; INSERT INTO public.notes (id) VALUES ('n1')");
       const held = h.post('/sync/push', pushBody(s, [insertNote(s, 'n1', { body: 'first' })]));
       await untilBlocked(h);
       const before = await snapshot(h);
@@ -84,12 +88,17 @@ test('a push over the limit gets 429 retry_later with Retry-After, changes nothi
       assert.equal(refused.headers.get('retry-after'), '5');
       assert.deepEqual(checkMessage('error-response', refused.json).violations, []);
       assert.equal(await snapshot(h), before, 'the refused push changed nothing');
-      // Authentication and parsing come first: their answers do not turn into 429.
+      // Every gate before admission answers first: authentication, parsing, replay, generation, schema.
       assert.equal((await h.post('/sync/push', second, { user: '' })).status, 401);
       assert.equal((await h.post('/sync/push', null, { raw: '{"client_id":' })).status, 400);
+      const replayed = await h.post('/sync/push', completed);
+      assert.equal(replayed.status, 200, 'a completed batch is replayed even at the limit');
+      assert.equal(replayed.text, completedReply.text);
+      assert.equal((await h.post('/sync/push', { ...second, client_generation: second.client_generation + 1 })).status, 409);
+      assert.equal((await h.post('/sync/push', { ...second, schema: { ...second.schema, version: second.schema.version + 1 } })).status, 422);
       // Other endpoints keep their own (here: no) limit.
       assert.equal((await fetch(`${h.server.url}/sync/schema`)).status, 200);
-      await holder.query('COMMIT');
+      await holder.query('ROLLBACK');
       assert.equal((await held).status, 200);
       const retried = await h.post('/sync/push', second);
       assert.equal(retried.status, 200);

@@ -197,6 +197,20 @@ test('a presented cursor is acknowledged once validated, and an older one never 
   });
 });
 
+test('a pull right after the client\'s own push waits for capture and serves the write instead of 503', async () => {
+  await withCapture(async (h, s) => {
+    const cursors = await bootstrap(h, s);
+    const pushed = await h.post('/sync/push', pushBody(s, [insertNote(s, 'just-pushed')]));
+    assert.equal(pushed.status, 200, pushed.text);
+    const served = await pull(h, s, cursors);
+    assert.equal(served.status, 200, served.text);
+    assert.deepEqual(
+      served.json.changes.map((c: { pk: Record<string, string>; server_version: string }) => [Object.values(c.pk), c.server_version]),
+      [[['just-pushed'], pushed.json.accepted[0].server_version]],
+    );
+  });
+});
+
 test('503 capture_pending while this client has an accepted write the worker has not materialized; other clients are served', async () => {
   await withCapture(async (h, s) => {
     const cursors = await bootstrap(h, s);

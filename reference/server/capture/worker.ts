@@ -8,6 +8,13 @@
  *
  * It runs inside the server process. Work is triggered, never timed:
  * the fence trigger's NOTIFY, a retry request, or a caller's `catchUp`.
+ *
+ * Test controls (served under `/__test/capture/`): `pause` lets the
+ * transaction being materialized finish and then does nothing more until
+ * `resume`; `kill` cuts its database sessions without a clean shutdown, so
+ * an open materialization rolls back; `resume` after a kill reconnects and
+ * recovers from the durable progress alone; `armPoison` makes the next
+ * transaction with row events fail into the ordinary quarantine path.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -24,6 +31,8 @@ const PEEK_ROWS = 5000;
 const HEARTBEAT_MS = 5000;
 
 export class CapturePoisoned extends Error {}
+/** Waiting for a stopped worker would only run into the deadline, so it is refused at once. */
+export class CaptureStopped extends Error {}
 
 /**
  * Flushes the WAL written so far and returns the flushed position. Decoding
@@ -57,6 +66,12 @@ export class CaptureWorker {
   private readonly relations = new Map<number, RelationInfo>();
   private waiters: Array<() => void> = [];
   private heartbeat: ReturnType<typeof setInterval> | undefined;
+  /** Stopped by a test control (pause or kill): no peek, no acknowledgement until resume. */
+  private paused = false;
+  /** Killed: the sessions are gone, and resume has to connect and reconcile from scratch. */
+  private killed = false;
+  /** Test-only: the next transaction with row events fails as if materializing it had failed. */
+  private poisonArmed = false;
 
   constructor(options: { databaseUrl: string; log: (line: string) => void }) {
     this.databaseUrl = options.databaseUrl;
@@ -64,6 +79,7 @@ export class CaptureWorker {
   }
 
   async start(): Promise<void> {
+    this.relations.clear();
     const db = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture' });
     await db.connect();
     db.on('error', () => undefined);
@@ -144,7 +160,7 @@ export class CaptureWorker {
 
   /** Asks for a poll; polls never overlap, and a request during one runs another after it. */
   kick(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     if (this.running !== undefined) {
       this.again = true;
       return;
@@ -160,7 +176,7 @@ export class CaptureWorker {
         const ws = this.waiters;
         this.waiters = [];
         for (const w of ws) w();
-      } while (this.again && !this.stopped);
+      } while (this.again && !this.stopped && !this.paused);
       this.running = undefined;
     })();
   }
@@ -235,6 +251,8 @@ export class CaptureWorker {
       for (const tx of txs) {
         const ok = await this.materializeOne(tx, lookup, tables);
         if (!ok) return;
+        // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
+        if (this.paused) return;
       }
       if (raw.length < PEEK_ROWS) {
         await this.idleAck(flush);
@@ -246,6 +264,7 @@ export class CaptureWorker {
 
   /** A poll that found nothing more may acknowledge up to the flush position read before it. */
   private async idleAck(flush: string): Promise<void> {
+    if (this.paused) return;
     const db = this.db as pg.Client;
     const { rows } = await db.query<{ p: string }>('SELECT processed_end_lsn::text AS p FROM synchro.wal_progress');
     if (parseLsn(flush) <= parseLsn(rows[0]?.p as string)) return;
@@ -268,6 +287,11 @@ export class CaptureWorker {
         if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
       } else {
         const events = rowEvents(tx, lookup, this.relations);
+        if (this.poisonArmed && events.length > 0) {
+          // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
+          this.poisonArmed = false;
+          throw new CaptureFailure('materialization_failed', 'failure injected by the poison test control', events[0]?.tableId ?? null);
+        }
         await materializeTransaction(db, this.generation, tx, events, tables);
         await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
@@ -332,6 +356,7 @@ export class CaptureWorker {
     try {
       const target = parseLsn(await flushWal(db));
       for (;;) {
+        if (this.paused) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
         const { rows } = await db.query<{ a: string; p: boolean }>(
           "SELECT acknowledged_end_lsn::text AS a, EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' AND retry_requested_at IS NULL) AS p FROM synchro.wal_progress",
         );
@@ -347,6 +372,62 @@ export class CaptureWorker {
     } finally {
       await db.end();
     }
+  }
+
+  /** Test control: finish the transaction in hand, then process nothing until `resume`. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.running;
+    if (!this.killed) await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()");
+  }
+
+  /**
+   * Test control: an abrupt stop. The worker's sessions are terminated from
+   * another connection, so whatever it had open rolls back and nothing is
+   * recorded on the way out; only the durable progress survives.
+   */
+  async kill(): Promise<void> {
+    if (this.killed) return;
+    this.paused = true;
+    this.killed = true;
+    clearInterval(this.heartbeat);
+    const pids = [this.db, this.listener].map((c) => (c as unknown as { processID?: number } | undefined)?.processID).filter((p): p is number => typeof p === 'number');
+    const admin = new pg.Client({ connectionString: this.databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+      // Termination is signalled, not awaited: a restart must not meet the old session still holding the slot.
+      const deadline = Date.now() + 10_000;
+      while ((await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rowCount !== 0) {
+        if (Date.now() > deadline) throw new Error('the capture worker sessions did not end after termination');
+      }
+    } finally {
+      await admin.end();
+    }
+    // The poll in flight fails on its dead session (and is only logged); wait so no stale work overlaps a restart.
+    await this.running;
+    await this.listener?.end().catch(() => undefined);
+    await this.db?.end().catch(() => undefined);
+    this.listener = undefined;
+    this.db = undefined;
+  }
+
+  /** Test control: carry on after `pause`, or reconnect after `kill`; either way from the durable progress. */
+  async resume(): Promise<void> {
+    if (this.killed) {
+      this.killed = false;
+      this.paused = false;
+      await this.start();
+      return;
+    }
+    this.paused = false;
+    await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now()");
+    this.kick();
+  }
+
+  /** Test control: the next source transaction with row events fails and is quarantined. */
+  armPoison(): void {
+    this.poisonArmed = true;
   }
 
   async stop(): Promise<void> {

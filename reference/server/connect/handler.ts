@@ -7,6 +7,7 @@ import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { ConnectRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import { serverClock } from '../controls/clock.ts';
+import type { Admit } from '../http/admission.ts';
 import { integrityFailure, invalidRequest, SyncError } from '../http/errors.ts';
 import { serverTime } from '../push/handler.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
@@ -44,7 +45,7 @@ export function validateConnect(value: unknown): ConnectRequest {
 
 const isSentinel = (s: { version: number; hash: string }) => s.version === 0 && s.hash === '';
 
-export async function handleConnect(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<string> {
+export async function handleConnect(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
   // Protocol, then client runtime (426), then structure (400).
   protocolGate(value);
   await runtimeGate(pool, value);
@@ -61,6 +62,8 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     const scope = [userId, request.client_id];
     const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
     if (retired.rowCount !== 0) throw new SyncError('client_retired', 'client has been retired');
+    // Connect has no failing gate between retirement and admission: it renews an expired generation and dispatches the schema instead.
+    admit();
     const existing = await db.query<{ client_generation: string; scope_set_version: string; expired: boolean }>(
       'SELECT client_generation, scope_set_version, expired FROM synchro.clients WHERE user_id = $1 AND client_id = $2 FOR UPDATE',
       scope,

@@ -2,10 +2,13 @@
  * The `/__test/` endpoints. They exist only when the server was started with
  * `--test-controls`, answer only loopback peers (anyone else gets the same 404
  * as an unknown path), and change server state a scenario cannot reach through
- * the protocol: the clock, client expiry, client retirement.
+ * the protocol: the clock, client expiry, client retirement, and the
+ * capture worker (wait for it, stop it, kill it, start it again, poison its
+ * next transaction).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
+import { CapturePoisoned, CaptureStopped } from '../capture/worker.ts';
 import { checkContentType, parseBody, readBody } from '../http/body.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
 import { advanceClock, serverClock, setClock } from './clock.ts';
@@ -18,7 +21,16 @@ export interface ControlOptions {
   pool: Pool;
   staleClientIntervalMs: number;
   /** The capture worker, when this process runs one: a scenario waits on it instead of sleeping. */
-  capture?: { catchUp(timeoutMs?: number): Promise<void> };
+  capture?: CaptureHandle;
+}
+
+/** What the controls need of the capture worker. */
+export interface CaptureHandle {
+  catchUp(timeoutMs?: number): Promise<void>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  kill(): Promise<void>;
+  armPoison(): void;
 }
 
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
@@ -68,6 +80,19 @@ type Control = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
   const { pool, staleClientIntervalMs, capture } = options;
+  const worker = (): CaptureHandle => {
+    if (capture === undefined) throw new SyncError('invalid_request', 'this server runs no capture worker', {}, 409);
+    return capture;
+  };
+  /** A worker control takes an empty body and answers once the worker is in the new state. */
+  const workerControl = (act: (w: CaptureHandle) => Promise<void>, state: string): { method: 'POST'; run: Control } => ({
+    method: 'POST',
+    run: async (req, res) => {
+      exactMembers(await body(req), []);
+      await act(worker());
+      sendJson(res, { worker: state });
+    },
+  });
   const routes: Record<string, { method: 'GET' | 'POST'; run: Control }> = {
     '/__test/clock': { method: 'GET', run: async (_req, res) => sendJson(res, clockState()) },
     '/__test/clock/advance': {
@@ -125,12 +150,21 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
         exactMembers(value, ['timeout_ms']);
         const ms = value.timeout_ms;
         if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
-        if (capture === undefined) throw new SyncError('invalid_request', 'this server runs no capture worker', {}, 409);
         // Everything committed before this request is materialized and acknowledged when it answers.
-        await capture.catchUp(ms);
+        // A stopped or quarantine-blocked worker is refused at once (409) rather than waited on until the deadline.
+        try {
+          await worker().catchUp(ms);
+        } catch (e) {
+          if (e instanceof CaptureStopped || e instanceof CapturePoisoned) throw new SyncError('invalid_request', e.message, {}, 409);
+          throw e;
+        }
         sendJson(res, { caught_up: true });
       },
     },
+    '/__test/capture/stop': workerControl((w) => w.pause(), 'stopped'),
+    '/__test/capture/kill': workerControl((w) => w.kill(), 'killed'),
+    '/__test/capture/start': workerControl((w) => w.resume(), 'running'),
+    '/__test/capture/poison': workerControl(async (w) => w.armPoison(), 'poison_armed'),
     '/__test/clients/retire': {
       method: 'POST',
       run: async (req, res) => {

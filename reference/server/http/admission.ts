@@ -1,7 +1,10 @@
 /**
  * Admission control: at most N requests of one endpoint in flight at once.
- * One more gets `429 retry_later` (with Retry-After, like every 429) before
- * any of its work starts, so it changes nothing. Off unless configured.
+ * One more gets `429 retry_later` (with Retry-After, like every 429) at step 8
+ * of the dispatch precedence: after authentication, the protocol gate,
+ * structural validation, retirement, push replay, the generation and schema
+ * gates and cursor checks, and before execution, so it changes nothing and an
+ * earlier gate's answer never turns into 429. Off unless configured.
  */
 import { SyncError } from './errors.ts';
 
@@ -36,6 +39,12 @@ export function parseAdmissionLimits(text: string): Map<string, number> {
   }
   return limits;
 }
+
+/**
+ * Handed to an endpoint handler: called where its gates before admission
+ * have passed; throws `429 retry_later` when the endpoint is at its limit.
+ */
+export type Admit = () => void;
 
 export class Admission {
   readonly #limits: ReadonlyMap<string, number>;

@@ -8,11 +8,12 @@ import type { Pool } from 'pg';
 import { authenticate } from '../auth.ts';
 import { handleConnect } from '../connect/handler.ts';
 import { serverClock } from '../controls/clock.ts';
+import { capturePending } from '../pull/gates.ts';
 import { handlePull } from '../pull/handler.ts';
 import { handlePush } from '../push/handler.ts';
 import { handleRebuild } from '../rebuild/handler.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
-import type { Admission } from './admission.ts';
+import type { Admission, Admit } from './admission.ts';
 import { checkContentType, parseBody, readBody } from './body.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './errors.ts';
 
@@ -23,6 +24,8 @@ export interface ServerOptions {
   log: (line: string) => void;
   /** Per-endpoint in-flight limits (`--max-in-flight`); absent means no admission control. */
   admission?: Admission;
+  /** The WAL capture worker of this process, when it runs one: pull and rebuild give it a moment to catch up first. */
+  capture?: { catchUp(timeoutMs?: number): Promise<void> };
   /** The `/__test/` handler, present only with `--test-controls`. */
   controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
 }
@@ -64,27 +67,67 @@ async function asAdapter(pool: Pool, sql: string): Promise<unknown> {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
+/**
+ * How long a pull or rebuild waits for capture to materialize the client's
+ * own accepted writes before answering `503 capture_pending`: no longer than
+ * the Retry-After the client would wait anyway. A client that pulls right
+ * after its push would otherwise nearly always be sent into backoff; the
+ * wait ends as soon as capture has caught up.
+ */
+export const CAPTURE_GRACE_MS = RETRY_AFTER_SECONDS * 1000;
+
 export function createSyncServer(options: ServerOptions): Server {
   const { pool, manifests, jwtKey, log } = options;
 
-  const post = (run: (userId: string, value: unknown) => Promise<string>): Handler => async (req, res) => {
+  const post = (run: (userId: string, value: unknown, admit: Admit) => Promise<string>): Handler => async (req, res) => {
     const userId = await authenticate(req, jwtKey);
     checkContentType(req);
     const value = parseBody(await readBody(req));
-    // Admission after authentication and parsing: a refused request has done no work yet.
-    const release = options.admission?.enter((req.url ?? '/').split('?')[0] as string) ?? (() => {});
+    // The handler calls admit() once its earlier gates have passed (precedence step 8); the slot is freed when the request ends.
+    let release = () => {};
+    const admit: Admit = () => {
+      release();
+      release = options.admission?.enter((req.url ?? '/').split('?')[0] as string) ?? (() => {});
+    };
     try {
-      send(res, 200, await run(userId, value));
+      send(res, 200, await run(userId, value, admit));
     } finally {
       release();
     }
   };
 
+  /** Before a pull or rebuild snapshot: waits (bounded) for capture when this client has accepted writes it has not materialized. */
+  const settleCapture = async (userId: string, value: unknown): Promise<void> => {
+    const clientId = typeof value === 'object' && value !== null ? (value as { client_id?: unknown }).client_id : undefined;
+    if (options.capture === undefined || typeof clientId !== 'string') return;
+    const db = await pool.connect();
+    let pending: boolean;
+    try {
+      pending = await capturePending(db, userId, clientId);
+    } finally {
+      db.release();
+    }
+    // A stopped, killed or blocked worker refuses at once; the handler then answers capture_pending itself.
+    if (pending) await options.capture.catchUp(CAPTURE_GRACE_MS).catch(() => undefined);
+  };
+
   const routes: Record<string, { method: 'GET' | 'POST'; handler: Handler }> = {
-    '/sync/connect': { method: 'POST', handler: post((u, v) => handleConnect(pool, manifests, u, v)) },
-    '/sync/push': { method: 'POST', handler: post(async (u, v) => (await handlePush(pool, manifests, u, v)).body) },
-    '/sync/pull': { method: 'POST', handler: post((u, v) => handlePull(pool, manifests, u, v)) },
-    '/sync/rebuild': { method: 'POST', handler: post((u, v) => handleRebuild(pool, manifests, u, v)) },
+    '/sync/connect': { method: 'POST', handler: post((u, v, admit) => handleConnect(pool, manifests, u, v, admit)) },
+    '/sync/push': { method: 'POST', handler: post(async (u, v, admit) => (await handlePush(pool, manifests, u, v, admit)).body) },
+    '/sync/pull': {
+      method: 'POST',
+      handler: post(async (u, v, admit) => {
+        await settleCapture(u, v);
+        return handlePull(pool, manifests, u, v, admit);
+      }),
+    },
+    '/sync/rebuild': {
+      method: 'POST',
+      handler: post(async (u, v, admit) => {
+        await settleCapture(u, v);
+        return handleRebuild(pool, manifests, u, v, admit);
+      }),
+    },
     '/sync/schema': {
       method: 'GET',
       handler: async (_req, res) => {

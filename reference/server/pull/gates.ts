@@ -4,6 +4,7 @@
  * generation (409), schema (422). Also the capture gate (503).
  */
 import type { ClientBase } from 'pg';
+import { fault } from '../faults.ts';
 import { authRequired, SyncError } from '../http/errors.ts';
 import type { Catalog } from '../registry/manifests.ts';
 
@@ -47,6 +48,7 @@ export async function gateClient(
  * mutation and the projection does not hold that version.
  */
 export async function capturePending(db: ClientBase, userId: string, clientId: string): Promise<boolean> {
+  if (fault('ignore-capture-pending')) return false; // fault: server:ignore-capture-pending
   const { rows } = await db.query<{ pending: boolean }>(
     `SELECT EXISTS (
        SELECT 1 FROM synchro.row_versions rv

@@ -13,6 +13,7 @@ import { validate } from '../../../harness/wire/index.ts';
 import { reconcile, storedAssignment } from '../connect/assignment.ts';
 import { serverClock } from '../controls/clock.ts';
 import { fault } from '../faults.ts';
+import type { Admit } from '../http/admission.ts';
 import { invalidRequest, temporarilyUnavailable } from '../http/errors.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
 import { type Candidate, mergeOrder, positionOf, scopeStream, wireChange } from './changes.ts';
@@ -50,7 +51,7 @@ export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db
   }
 }
 
-export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<string> {
+export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
   const parsed = validate('pull-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: PullRequest = parsed.value;
@@ -77,6 +78,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       if (check.status === 'stale') stale.add(scope);
       else valid.set(scope, check.position);
     }
+    admit();
     if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
 
     // Pull-time reconciliation: the same rule as connect, one version step on change.

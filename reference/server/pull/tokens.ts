@@ -5,20 +5,16 @@
  * continuations (`rb1`) have distinct domains, so neither verifies as the
  * other. Keys live in synchro.token_keys; `verify_only` keys still verify.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { ClientBase } from 'pg';
-import { canonicalJson } from '../../../harness/codec/index.ts';
+import { macMatches, open, seal } from '../signed-token.ts';
 
 export type TokenPurpose = 'incremental_cursor' | 'rebuild_cursor';
 
-const FORMS: Record<TokenPurpose, { prefix: string; domain: Buffer }> = {
-  incremental_cursor: { prefix: 'ic1', domain: Buffer.from('synchro-ref:v3:incremental-cursor:v1\u0000', 'utf8') },
-  rebuild_cursor: { prefix: 'rb1', domain: Buffer.from('synchro-ref:v3:rebuild-cursor:v1\u0000', 'utf8') },
+const FORMS: Record<TokenPurpose, { prefix: string; domain: string }> = {
+  incremental_cursor: { prefix: 'ic1', domain: 'synchro-ref:v3:incremental-cursor:v1' },
+  rebuild_cursor: { prefix: 'rb1', domain: 'synchro-ref:v3:rebuild-cursor:v1' },
 };
-
-function mac(purpose: TokenPurpose, secret: Buffer, payload: Buffer): Buffer {
-  return createHmac('sha256', secret).update(FORMS[purpose].domain).update(payload).digest();
-}
 
 /** The active signing key of a purpose, created on first use. */
 async function signingKey(db: ClientBase, purpose: TokenPurpose): Promise<{ keyId: string; secret: Buffer }> {
@@ -39,11 +35,8 @@ async function signingKey(db: ClientBase, purpose: TokenPurpose): Promise<{ keyI
 /** Signs a payload; `key_id` is set from the signing key. */
 export async function signToken(db: ClientBase, purpose: TokenPurpose, payload: Record<string, unknown>): Promise<string> {
   const key = await signingKey(db, purpose);
-  const bytes = Buffer.from(canonicalJson({ ...payload, key_id: key.keyId }), 'utf8');
-  return `${FORMS[purpose].prefix}.${bytes.toString('base64url')}.${mac(purpose, key.secret, bytes).toString('base64url')}`;
+  return seal(FORMS[purpose].prefix, FORMS[purpose].domain, key, { ...payload, key_id: key.keyId });
 }
-
-const B64URL = /^[A-Za-z0-9_-]+$/;
 
 /**
  * The authenticated payload, or undefined for anything malformed, of the
@@ -51,22 +44,9 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
  * answer every undefined the same way, so no hint tells which check failed.
  */
 export async function verifyToken(db: ClientBase, purpose: TokenPurpose, token: string): Promise<Record<string, unknown> | undefined> {
-  const parts = token.split('.');
-  if (parts.length !== 3 || parts[0] !== FORMS[purpose].prefix) return undefined;
-  const [, p64, m64] = parts as [string, string, string];
-  if (!B64URL.test(p64) || !B64URL.test(m64)) return undefined;
-  const payload = Buffer.from(p64, 'base64url');
-  const given = Buffer.from(m64, 'base64url');
-  // Only the one canonical spelling of each part is accepted.
-  if (payload.toString('base64url') !== p64 || given.toString('base64url') !== m64 || given.length !== 32) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(payload.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  if (canonicalJson(value) !== payload.toString('utf8')) return undefined;
+  const opened = open(FORMS[purpose].prefix, token);
+  if (opened === undefined) return undefined;
+  const value = opened.value;
   const keyId = (value as Record<string, unknown>).key_id;
   if (typeof keyId !== 'string') return undefined;
   const { rows } = await db.query<{ secret: Buffer }>(
@@ -75,6 +55,6 @@ export async function verifyToken(db: ClientBase, purpose: TokenPurpose, token: 
   );
   const secret = rows[0]?.secret;
   if (secret === undefined) return undefined;
-  if (!timingSafeEqual(mac(purpose, secret, payload), given)) return undefined;
-  return value as Record<string, unknown>;
+  if (!macMatches(FORMS[purpose].domain, { secret }, opened)) return undefined;
+  return value;
 }

@@ -9,6 +9,7 @@ import { batchFingerprint, canonicalJson, mutationFingerprint } from '../../../h
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import { serverClock } from '../controls/clock.ts';
 import { fault } from '../faults.ts';
+import type { Admit } from '../http/admission.ts';
 import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../http/errors.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
 import { type Outcome, runAtomic, runNonAtomic } from './units.ts';
@@ -27,7 +28,7 @@ export function serverTime(now = serverClock.now()): string {
 /** Raised inside the transaction when a concurrent request claimed the batch first; the lookup is redone. */
 class ClaimLost extends Error {}
 
-export async function handlePush(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<PushResult> {
+export async function handlePush(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<PushResult> {
   const request = validatePushShape(value);
   const catalog = await manifests.catalog();
   checkKeys(request, catalog.tables);
@@ -37,7 +38,7 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
     const db = await pool.connect();
     try {
       await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
-      const result = await execute(db, userId, request, batchFp, mutationFps, catalog);
+      const result = await execute(db, userId, request, batchFp, mutationFps, catalog, admit);
       if (result.commit) await db.query('COMMIT');
       else await db.query('ROLLBACK');
       return { status: 200, body: result.body };
@@ -59,6 +60,7 @@ async function execute(
   batchFp: Uint8Array,
   mutationFps: Uint8Array[],
   catalog: Awaited<ReturnType<ManifestStore['catalog']>>,
+  admit: Admit,
 ): Promise<{ commit: boolean; body: string }> {
   const scope = [userId, request.client_id];
   const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
@@ -110,6 +112,7 @@ async function execute(
       received_schema: { version: request.schema.version, hash: request.schema.hash },
     });
   }
+  admit();
 
   const claim = await db.query(
     `INSERT INTO synchro.push_batches (user_id, client_id, batch_id, protocol_version, client_generation, schema_version, schema_hash,

@@ -13,6 +13,7 @@ import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import { formatLsn, parseLsn } from '../capture/lsn.ts';
 import { serverClock } from '../controls/clock.ts';
+import type { Admit } from '../http/admission.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
 import { type Candidate, wireChange } from '../pull/changes.ts';
 import { digestOf, scopeRows } from '../pull/checksums.ts';
@@ -204,7 +205,7 @@ async function stage(db: PoolClient, request: RebuildRequest, userId: string, cl
   return s;
 }
 
-export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId: string, value: unknown): Promise<string> {
+export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
   const parsed = validate('rebuild-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: RebuildRequest = parsed.value;
@@ -217,11 +218,13 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
       if (existing !== undefined) {
         if (existing.scope !== request.scope || existing.pageLimit !== request.limit) throw invalidRequest();
         await checkCurrent(db, existing, client, catalog, streamGeneration, userId, request.client_id);
+        admit();
         if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
         return await page(db, existing, catalog, userId, request.client_id, 0);
       }
       const assigned = await db.query('SELECT 1 FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND scope_id = $3 AND assigned', [userId, request.client_id, request.scope]);
       if (assigned.rowCount === 0) throw invalidRequest('the scope is not assigned to this client');
+      admit();
       if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
       const s = await stage(db, request, userId, client, catalog, boundary, streamGeneration);
       return await page(db, s, catalog, userId, request.client_id, 0);
@@ -245,6 +248,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
       }
     }
     await checkCurrent(db, s, client, catalog, streamGeneration, userId, request.client_id);
+    admit();
     if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
     return await page(db, s, catalog, userId, request.client_id, next);
   });

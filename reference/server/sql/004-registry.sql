@@ -260,21 +260,30 @@ $$;
 
 -- Removing a table from sync: the registration stays on record (inactive),
 -- its fences stay, and the next manifest no longer lists it (a Class 4 step).
+-- Opens the next registry generation for a change to one registered relation:
+-- serializes registry changes, finds the relation's active logical table and
+-- records the new generation. Callers then write their change under it.
+CREATE FUNCTION synchro.registry_next_generation(p_oid oid, OUT table_id text, OUT generation bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
+BEGIN
+  LOCK TABLE synchro.registry_generations IN EXCLUSIVE MODE;
+  SELECT r.table_id INTO table_id FROM synchro.relations r WHERE r.physical_relation_oid = p_oid AND r.active;
+  IF table_id IS NULL THEN
+    RAISE EXCEPTION 'relation is not registered' USING ERRCODE = '42704';
+  END IF;
+  SELECT coalesce(max(g.generation), 0) + 1 INTO generation FROM synchro.registry_generations g;
+  INSERT INTO synchro.registry_generations VALUES (generation, 'active', true, now());
+END
+$$;
+
 CREATE FUNCTION synchro.registry_deactivate(p_oid oid) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
 DECLARE
-  v_gen bigint;
-  v_table text;
+  v_next record;
 BEGIN
-  LOCK TABLE synchro.registry_generations IN EXCLUSIVE MODE;
-  SELECT table_id INTO v_table FROM synchro.relations WHERE physical_relation_oid = p_oid AND active;
-  IF v_table IS NULL THEN
-    RAISE EXCEPTION 'relation is not registered' USING ERRCODE = '42704';
-  END IF;
-  SELECT coalesce(max(generation), 0) + 1 INTO v_gen FROM synchro.registry_generations;
-  INSERT INTO synchro.registry_generations VALUES (v_gen, 'active', true, now());
-  UPDATE synchro.relations SET active = false, registry_generation = v_gen WHERE table_id = v_table;
-  RETURN v_table;
+  v_next := synchro.registry_next_generation(p_oid);
+  UPDATE synchro.relations SET active = false, registry_generation = v_next.generation WHERE table_id = v_next.table_id;
+  RETURN v_next.table_id;
 END
 $$;
 

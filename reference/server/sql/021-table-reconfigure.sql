@@ -16,13 +16,7 @@ DECLARE
   v_table text;
   v_field jsonb;
 BEGIN
-  LOCK TABLE synchro.registry_generations IN EXCLUSIVE MODE;
-  SELECT table_id INTO v_table FROM synchro.relations WHERE physical_relation_oid = p_oid AND active;
-  IF v_table IS NULL THEN
-    RAISE EXCEPTION 'relation is not registered' USING ERRCODE = '42704';
-  END IF;
-  SELECT coalesce(max(generation), 0) + 1 INTO v_gen FROM synchro.registry_generations;
-  INSERT INTO synchro.registry_generations VALUES (v_gen, 'active', true, now());
+  SELECT n.table_id, n.generation INTO v_table, v_gen FROM synchro.registry_next_generation(p_oid) n;
   UPDATE synchro.relations SET registry_generation = v_gen WHERE table_id = v_table;
   DELETE FROM synchro.fields f WHERE f.table_id = v_table
     AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(p_fields) n WHERE n ->> 'column' = f.column_name);

@@ -1,0 +1,43 @@
+/**
+ * The `seed` capability of the reference server adapter. Each export runs the
+ * reference's seed exporter (`reference/server/seed/main.ts`) as a process of
+ * its own against the scenario database, with the scenario's server fault
+ * switches: the exporter is server code, so a sensitivity run must reach it
+ * as it reaches the server process. The exporter opens one connection and
+ * one SERIALIZABLE READ ONLY DEFERRABLE transaction for the whole export.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import type { SeedControl, SeedExport } from './server.ts';
+
+export const REFERENCE_SEED_ENTRY = 'reference/server/seed/main.ts';
+
+export function referenceSeed(options: { root: string; databaseUrl: string; faults: readonly string[]; deadlineMs: number }): SeedControl {
+  return {
+    export: (request = {}) => {
+      const args = [join(options.root, REFERENCE_SEED_ENTRY), '--database-url', options.databaseUrl];
+      if (request.pageLimit !== undefined) args.push('--page-limit', String(request.pageLimit));
+      for (const scope of request.scopes ?? []) args.push('--scope', scope);
+      const env = { ...process.env };
+      if (options.faults.length > 0) env.SYNCHRO_FAULTS = options.faults.join(',');
+      else delete env.SYNCHRO_FAULTS;
+      return new Promise<SeedExport>((resolve, reject) => {
+        execFile(process.execPath, args, { cwd: options.root, env, timeout: options.deadlineMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+          let answer: unknown;
+          try {
+            answer = JSON.parse(stdout);
+          } catch {
+            answer = undefined;
+          }
+          const body = answer as { manifest?: unknown; pages?: Record<string, unknown[]>; error?: { code?: string; message?: string } } | undefined;
+          if (error === null && body?.manifest !== undefined && body.pages !== undefined) {
+            resolve({ manifest: body.manifest, pages: body.pages });
+            return;
+          }
+          const reason = body?.error !== undefined ? `${body.error.code}: ${body.error.message}` : (stderr.trim().split('\n').slice(-10).join('\n') || error?.message || 'no output');
+          reject(new Error(`the reference seed export was refused or failed: ${reason}`));
+        });
+      });
+    },
+  };
+}

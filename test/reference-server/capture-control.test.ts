@@ -1,0 +1,196 @@
+/**
+ * The capture worker's test controls over `/__test/capture/`: stop, kill,
+ * start and poison, each seen through the durable capture state.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import type { CaptureWorker } from '../../reference/server/capture/worker.ts';
+import { connect, type Env, freshServer, type Harness, insertNote, pushBody, startEnv } from './helpers.ts';
+
+let env: Env;
+before(async () => {
+  env = await startEnv();
+});
+after(async () => {
+  await env?.cluster.stop();
+});
+
+const SETUP = `
+CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
+  updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
+CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
+END
+$$;
+SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes', updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');
+`;
+
+async function withControls(fn: (h: Harness) => Promise<void>): Promise<void> {
+  const h = await freshServer(env, SETUP, { capture: true, start: { testControls: true } });
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+const worker = (h: Harness) => h.server.capture as CaptureWorker;
+const catchUp = (h: Harness) => h.control('/__test/capture/catch-up', { timeout_ms: 15_000 });
+
+async function control(h: Harness, name: 'stop' | 'start' | 'kill' | 'poison'): Promise<unknown> {
+  const res = await h.control(`/__test/capture/${name}`, {});
+  assert.equal(res.status, 200, res.text);
+  return res.json;
+}
+
+/** Effect keys in stream order for the given note ids. */
+async function effectsOf(h: Harness, ids: string[]): Promise<string[]> {
+  const { rows } = await h.sql.query('SELECT pk_text FROM synchro.scope_effects WHERE pk_text = ANY($1) ORDER BY commit_lsn, event_ordinal', [ids]);
+  return rows.map((r) => r.pk_text);
+}
+
+const progress = async (h: Harness) =>
+  (await h.sql.query('SELECT processed_end_lsn::text AS p, acknowledged_end_lsn::text AS a FROM synchro.wal_progress')).rows[0] as { p: string; a: string };
+
+/** Holds the effects table so the worker blocks inside its materialization transaction; returns once it does. */
+async function blockWorker(h: Harness): Promise<pg.Client> {
+  const blocker = new pg.Client({ connectionString: h.url });
+  await blocker.connect();
+  await blocker.query('BEGIN; LOCK TABLE synchro.scope_effects IN ACCESS EXCLUSIVE MODE');
+  return blocker;
+}
+
+async function workerWaitsOnLock(h: Harness): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { rows } = await h.sql.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'synchro-capture' AND wait_event_type = 'Lock'");
+    if (rows[0].n > 0) return;
+    if (Date.now() > deadline) throw new Error('the worker never blocked on the effects table');
+  }
+}
+
+test('a stopped worker materializes nothing committed after the stop, refuses catch-up at once, and catches up on start', async () => {
+  await withControls(async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('s1')`);
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await control(h, 'stop'), { worker: 'stopped' });
+    const before = await progress(h);
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('s2')`);
+    // Ask for a poll anyway, then wait for any poll in flight: a stop that let it run would show here.
+    worker(h).kick();
+    await worker(h).pause();
+    assert.deepEqual(await effectsOf(h, ['s1', 's2']), ['s1']);
+    assert.deepEqual(await progress(h), before);
+    assert.equal((await h.sql.query('SELECT state FROM synchro.wal_worker_state')).rows[0].state, 'stopped');
+    const refused = await catchUp(h);
+    assert.equal(refused.status, 409, refused.text);
+    assert.match(refused.json.error.message, /stopped/);
+
+    // A client's accepted write is not materialized while stopped: its pull waits with capture_pending.
+    const s = await connect(h);
+    const pushed = await h.post('/sync/push', pushBody(s, [insertNote(s, 's3')]));
+    assert.equal(pushed.status, 200, pushed.text);
+    const pull = await h.post('/sync/pull', { client_id: s.clientId, client_generation: s.generation, schema: s.schema, scope_set_version: 1, scopes: {}, limit: 100 });
+    assert.equal(pull.status, 503, pull.text);
+    assert.equal(pull.json.error.code, 'capture_pending');
+
+    assert.deepEqual(await control(h, 'start'), { worker: 'running' });
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['s1', 's2', 's3']), ['s1', 's2', 's3']);
+  });
+});
+
+test('a stop lets the transaction being materialized finish and takes no further one', async () => {
+  await withControls(async (h) => {
+    assert.equal((await catchUp(h)).status, 200);
+    const blocker = await blockWorker(h);
+    try {
+      await h.sql.query(`INSERT INTO public.notes (id) VALUES ('f1')`);
+      await workerWaitsOnLock(h);
+      await h.sql.query(`INSERT INTO public.notes (id) VALUES ('f2')`);
+      const stopping = control(h, 'stop');
+      await blocker.query('COMMIT');
+      await stopping;
+    } finally {
+      await blocker.end();
+    }
+    assert.deepEqual(await effectsOf(h, ['f1', 'f2']), ['f1']);
+    await control(h, 'start');
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['f1', 'f2']), ['f1', 'f2']);
+  });
+});
+
+test('a kill rolls back the open materialization, and a start recovers from durable progress without loss or duplicates', async () => {
+  await withControls(async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('k0')`);
+    assert.equal((await catchUp(h)).status, 200);
+    const blocker = await blockWorker(h);
+    let afterK1 = '';
+    try {
+      await h.sql.query(`INSERT INTO public.notes (id) VALUES ('k1')`);
+      afterK1 = (await h.sql.query('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0].l;
+      await workerWaitsOnLock(h);
+      assert.deepEqual(await control(h, 'kill'), { worker: 'killed' });
+    } finally {
+      await blocker.query('COMMIT');
+      await blocker.end();
+    }
+    const sessions = await h.sql.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'synchro-capture%'");
+    assert.equal(sessions.rows[0].n, 0);
+    assert.deepEqual(await effectsOf(h, ['k1']), []);
+    // Neither processed nor acknowledged passed k1: its materialization left no durable trace.
+    const held = await h.sql.query('SELECT processed_end_lsn < $1::pg_lsn AND acknowledged_end_lsn < $1::pg_lsn AS before_k1 FROM synchro.wal_progress', [afterK1]);
+    assert.deepEqual(held.rows, [{ before_k1: true }]);
+    assert.equal((await h.sql.query('SELECT count(*)::int AS n FROM synchro.wal_poison')).rows[0].n, 0);
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('k2')`);
+    assert.equal((await catchUp(h)).status, 409);
+
+    assert.deepEqual(await control(h, 'start'), { worker: 'running' });
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['k0', 'k1', 'k2']), ['k0', 'k1', 'k2']);
+    const tx = await h.sql.query('SELECT count(*)::int AS n, count(DISTINCT commit_lsn)::int AS d FROM synchro.wal_transactions');
+    assert.equal(tx.rows[0].n, tx.rows[0].d);
+    const slot = await h.sql.query('SELECT s.slot_name = p.slot_name AS same FROM pg_replication_slots s, synchro.wal_progress p');
+    assert.deepEqual(slot.rows, [{ same: true }]);
+  });
+});
+
+test('poison quarantines the next transaction without row data, blocks later ones, and a retry delivers both in order', async () => {
+  await withControls(async (h) => {
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await control(h, 'poison'), { worker: 'poison_armed' });
+    const marker = 'p1-secret-body-4b1d';
+    await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('p1', $1)`, [marker]);
+    const blocked = await catchUp(h);
+    assert.equal(blocked.status, 409, blocked.text);
+    assert.match(blocked.json.error.message, /quarantine/);
+    const poison = await h.sql.query('SELECT failure_class, lifecycle, table_id, commit_lsn::text AS lsn FROM synchro.wal_poison');
+    assert.equal(poison.rows.length, 1);
+    assert.equal(poison.rows[0].failure_class, 'materialization_failed');
+    assert.equal(poison.rows[0].lifecycle, 'active');
+    assert.ok(!JSON.stringify(poison.rows).includes(marker));
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('p2')`);
+    assert.equal((await catchUp(h)).status, 409);
+    assert.deepEqual(await effectsOf(h, ['p1', 'p2']), []);
+
+    assert.equal((await h.sql.query('SELECT synchro.synchro_retry_wal_poison() AS r')).rows[0].r, true);
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['p1', 'p2']), ['p1', 'p2']);
+    assert.equal((await h.sql.query('SELECT lifecycle FROM synchro.wal_poison')).rows[0].lifecycle, 'repaired');
+  });
+});
+
+test('the worker controls need a capture worker and an empty body', async () => {
+  const h = await freshServer(env, SETUP, { start: { testControls: true } });
+  try {
+    assert.equal((await h.control('/__test/capture/stop', {})).status, 409);
+  } finally {
+    await h.close();
+  }
+  await withControls(async (h2) => {
+    assert.equal((await h2.control('/__test/capture/stop', { now: true })).status, 400);
+  });
+});
