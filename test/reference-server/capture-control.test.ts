@@ -194,3 +194,23 @@ test('the worker controls need a capture worker and an empty body', async () => 
     assert.equal((await h2.control('/__test/capture/stop', { now: true })).status, 400);
   });
 });
+
+test('a transaction committed before a column change is read against the registration it was written under', async () => {
+  await withControls(async (h) => {
+    assert.equal((await catchUp(h)).status, 200);
+    // The worker reaches the earlier insert only after the column change and its reconfiguration committed.
+    await control(h, 'stop');
+    await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('r1', 'before the change')`);
+    await h.sql.query(`BEGIN; ALTER TABLE public.notes ADD COLUMN note text; SELECT synchro.synchro_reconfigure_table('public.notes'); COMMIT;`);
+    await h.sql.query(`INSERT INTO public.notes (id, body, note) VALUES ('r2', 'after the change', 'new')`);
+    await control(h, 'start');
+    const caught = await catchUp(h);
+    assert.equal(caught.status, 200, caught.text);
+    assert.equal((await h.sql.query("SELECT count(*)::int AS n FROM synchro.wal_poison WHERE lifecycle = 'active'")).rows[0].n, 0, 'nothing was quarantined');
+    const { rows } = await h.sql.query("SELECT pk_text, row_source ->> 'body' AS body, row_source ->> 'note' AS note FROM synchro.projections WHERE pk_text IN ('r1', 'r2') ORDER BY pk_text");
+    assert.deepEqual(rows, [
+      { pk_text: 'r1', body: 'before the change', note: null },
+      { pk_text: 'r2', body: 'after the change', note: 'new' },
+    ]);
+  });
+});

@@ -33,6 +33,11 @@ export interface SourceTransaction {
   contentHash: Buffer;
 }
 
+/** True when the transaction changed the table registry (its registry functions announce it with a `synchro_registry` message). */
+export function changesRegistry(tx: SourceTransaction): boolean {
+  return tx.messages.some((m) => m.tag === 'message' && m.transactional && m.prefix === 'synchro_registry');
+}
+
 /** Cuts a run of raw replication messages into complete transactions; a trailing partial one is dropped. */
 export function groupTransactions(raw: Buffer[]): SourceTransaction[] {
   const out: SourceTransaction[] = [];

@@ -21,7 +21,7 @@ import pg from 'pg';
 import { loadTables } from '../registry/tables.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
 import { materializeTransaction, type RegisteredTable } from './materialize.ts';
-import { CaptureFailure, groupTransactions, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
+import { CaptureFailure, changesRegistry, groupTransactions, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
@@ -70,6 +70,15 @@ export class CaptureWorker {
   private paused = false;
   /** Killed: the sessions are gone, and resume has to connect and reconcile from scratch. */
   private killed = false;
+  /**
+   * The registered tables the transactions being decoded were written under.
+   * Loaded at start and reloaded at each transaction announcing a registry
+   * change (`synchro_registry` message), never per poll: a transaction
+   * committed before an ALTER TABLE and its reconfiguration has to be read
+   * against the registration it was written under, even when the worker
+   * reaches it after the reconfiguration committed.
+   */
+  private registry: { lookup: TableLookup; tables: Map<string, RegisteredTable> } | undefined;
   /** Test-only: the next transaction with row events fails as if materializing it had failed. */
   private poisonArmed = false;
 
@@ -89,6 +98,7 @@ export class CaptureWorker {
     this.slot = `synchro_capture_${rows[0]?.oid}`;
     await this.ensurePublication();
     await this.ensureSlot();
+    this.registry = await this.tableLookup();
     await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'running', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'running', heartbeat_at = now()");
     const listener = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture-listen' });
     await listener.connect();
@@ -247,9 +257,10 @@ export class CaptureWorker {
         await this.idleAck(flush);
         break;
       }
-      const { lookup, tables } = await this.tableLookup();
       for (const tx of txs) {
-        const ok = await this.materializeOne(tx, lookup, tables);
+        // The registry as of this point of the stream: it changes only in transactions that announce it.
+        if (this.registry === undefined || changesRegistry(tx)) this.registry = await this.tableLookup();
+        const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables);
         if (!ok) return;
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
         if (this.paused) return;

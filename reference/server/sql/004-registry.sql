@@ -47,6 +47,8 @@ BEGIN
   END IF;
   SELECT coalesce(max(generation), 0) + 1 INTO v_gen FROM synchro.registry_generations;
   INSERT INTO synchro.registry_generations VALUES (v_gen, 'active', true, now());
+  -- Capture reads each transaction against the registry it was written under: it reloads at this message.
+  PERFORM pg_logical_emit_message(true, 'synchro_registry', v_gen::text);
   -- Logical IDs come from a sequence: never derived from names, never reused.
   FOR v_field IN SELECT * FROM jsonb_array_elements(p_fields) LOOP
     v_n := v_n + 1;
@@ -273,6 +275,8 @@ BEGIN
   END IF;
   SELECT coalesce(max(g.generation), 0) + 1 INTO generation FROM synchro.registry_generations g;
   INSERT INTO synchro.registry_generations VALUES (generation, 'active', true, now());
+  -- Capture reads each transaction against the registry it was written under: it reloads at this message.
+  PERFORM pg_logical_emit_message(true, 'synchro_registry', generation::text);
 END
 $$;
 
