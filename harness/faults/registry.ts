@@ -60,7 +60,8 @@ function editRowsUnderDigest(json: any): unknown {
   for (const change of Array.isArray(json?.changes) ? json.changes : []) {
     const row = change?.row;
     if (row === null || typeof row !== 'object') continue;
-    const name = Object.keys(row).find((k) => typeof row[k] === 'string' && row[k] !== change.pk);
+    const keyFields = new Set(Object.keys(change.pk ?? {}));
+    const name = Object.keys(row).find((k) => typeof row[k] === 'string' && !keyFields.has(k));
     if (name === undefined) continue;
     row[name] = `${row[name]}~`;
     edited = true;

@@ -29,7 +29,25 @@ test('every wire fault is made of proxy rules on protocol endpoints, covering ev
     for (const rule of fault.rules ?? []) if (rule.endpoint) assert.ok((ENDPOINTS as readonly string[]).includes(rule.endpoint));
   }
   const kinds = new Set(FAULTS.flatMap((f) => f.rules ?? []).map((rule) => rule.fault.kind));
-  assert.deepEqual([...kinds].sort(), ['corrupt-byte', 'delay', 'drop-response', 'duplicate', 'status', 'truncate']);
+  assert.deepEqual([...kinds].sort(), ['corrupt-byte', 'delay', 'drop-response', 'duplicate', 'rewrite', 'status', 'truncate']);
+});
+
+test('the row-under-digest wire fault edits one non-key text value of each pull change row and keeps its checksum', () => {
+  const rule = findFault('wire:pull-row-edited-under-digest')?.rules?.[0];
+  assert.ok(rule?.fault.kind === 'rewrite' && rule.endpoint === 'pull');
+  const transform = rule.fault.transform;
+  const checksum = { algorithm: 'sha256', version: 1, encoding: 'hex', digest: 'ab'.repeat(32) };
+  const body = {
+    changes: [
+      { pk: { f1: 't-1' }, row: { f1: 't-1', f2: 'title' }, row_checksum: checksum },
+      { pk: { f1: 't-2' }, op: 'delete' },
+    ],
+  };
+  const edited = transform(structuredClone(body), undefined as never) as typeof body;
+  assert.deepEqual(edited.changes[0]?.row, { f1: 't-1', f2: 'title~' });
+  assert.deepEqual(edited.changes[0]?.row_checksum, checksum);
+  assert.deepEqual(edited.changes[1], body.changes[1]);
+  assert.equal(transform({ changes: [{ pk: { f1: 't-3' }, op: 'delete' }] }, undefined as never), undefined, 'a body without rows is left alone');
 });
 
 test('switches are discovered from marked lines, with their places', () => {
