@@ -8,7 +8,6 @@ import type { Pool } from 'pg';
 import { authenticate } from '../auth.ts';
 import { handleConnect } from '../connect/handler.ts';
 import { serverClock } from '../controls/clock.ts';
-import { capturePending } from '../pull/gates.ts';
 import { handlePull } from '../pull/handler.ts';
 import { handlePush } from '../push/handler.ts';
 import { handleRebuild } from '../rebuild/handler.ts';
@@ -96,19 +95,20 @@ export function createSyncServer(options: ServerOptions): Server {
     }
   };
 
-  /** Before a pull or rebuild snapshot: waits (bounded) for capture when this client has accepted writes it has not materialized. */
-  const settleCapture = async (userId: string, value: unknown): Promise<void> => {
-    const clientId = typeof value === 'object' && value !== null ? (value as { client_id?: unknown }).client_id : undefined;
-    if (options.capture === undefined || typeof clientId !== 'string') return;
-    const db = await pool.connect();
-    let pending: boolean;
+  /**
+   * Runs a pull or rebuild; when it finds the client's own accepted writes not
+   * yet materialized, waits (bounded) for capture and runs it once more. The
+   * refused attempt wrote nothing: its transaction was rolled back.
+   */
+  const withCaptureGrace = async (run: () => Promise<string>): Promise<string> => {
     try {
-      pending = await capturePending(db, userId, clientId);
-    } finally {
-      db.release();
+      return await run();
+    } catch (e) {
+      if (options.capture === undefined || !(e instanceof SyncError) || e.code !== 'capture_pending') throw e;
+      // A stopped, killed or blocked worker refuses at once; the second attempt then answers capture_pending itself.
+      await options.capture.catchUp(CAPTURE_GRACE_MS).catch(() => undefined);
+      return await run();
     }
-    // A stopped, killed or blocked worker refuses at once; the handler then answers capture_pending itself.
-    if (pending) await options.capture.catchUp(CAPTURE_GRACE_MS).catch(() => undefined);
   };
 
   const routes: Record<string, { method: 'GET' | 'POST'; handler: Handler }> = {
@@ -116,17 +116,11 @@ export function createSyncServer(options: ServerOptions): Server {
     '/sync/push': { method: 'POST', handler: post(async (u, v, admit) => (await handlePush(pool, manifests, u, v, admit)).body) },
     '/sync/pull': {
       method: 'POST',
-      handler: post(async (u, v, admit) => {
-        await settleCapture(u, v);
-        return handlePull(pool, manifests, u, v, admit);
-      }),
+      handler: post((u, v, admit) => withCaptureGrace(() => handlePull(pool, manifests, u, v, admit))),
     },
     '/sync/rebuild': {
       method: 'POST',
-      handler: post(async (u, v, admit) => {
-        await settleCapture(u, v);
-        return handleRebuild(pool, manifests, u, v, admit);
-      }),
+      handler: post((u, v, admit) => withCaptureGrace(() => handleRebuild(pool, manifests, u, v, admit))),
     },
     '/sync/schema': {
       method: 'GET',
