@@ -74,6 +74,13 @@ export interface CaptureControl {
   restartWorker?(): Promise<void>;
   /** Makes the next source transaction with row events fail, so it is quarantined and blocks later ones until a retry succeeds. */
   injectPoison?(): Promise<void>;
+  /**
+   * The operator's stream reset: a new stream generation whose baseline is the
+   * source state at one boundary, leaving any quarantine behind. Every earlier
+   * cursor and rebuild session goes stale. Resolves once capture runs on the
+   * new stream. Optional within `capture`.
+   */
+  resetStream?(): Promise<void>;
 }
 
 /** The server's clock for protocol decisions (`server_time`, expiry, lifetimes). */

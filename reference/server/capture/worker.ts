@@ -21,6 +21,7 @@ import pg from 'pg';
 import { loadTables } from '../registry/tables.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
 import { materializeTransaction, type RegisteredTable } from './materialize.ts';
+import { discardInterruptedResets, resetStream, type StreamResetResult } from './stream-reset.ts';
 import { CaptureFailure, changesRegistry, groupTransactions, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
@@ -97,6 +98,7 @@ export class CaptureWorker {
     const { rows } = await db.query<{ oid: string }>('SELECT oid::text FROM pg_database WHERE datname = current_database()');
     this.slot = `synchro_capture_${rows[0]?.oid}`;
     await this.ensurePublication();
+    await discardInterruptedResets(db);
     await this.ensureSlot();
     this.registry = await this.tableLookup();
     await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'running', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'running', heartbeat_at = now()");
@@ -138,6 +140,8 @@ export class CaptureWorker {
     const progress = (await db.query<{ stream_generation: string; slot_name: string; acknowledged_end_lsn: string; processed_end_lsn: string; generation_start_lsn: string }>(
       'SELECT stream_generation, slot_name, acknowledged_end_lsn::text, processed_end_lsn::text, generation_start_lsn::text FROM synchro.wal_progress',
     )).rows[0];
+    // The progress row names the active slot: the first one, or the candidate a stream reset activated.
+    if (progress !== undefined) this.slot = progress.slot_name;
     const slot = (await db.query<{ confirmed: string | null; plugin: string }>(
       'SELECT confirmed_flush_lsn::text AS confirmed, plugin FROM pg_replication_slots WHERE slot_name = $1',
       [this.slot],
@@ -434,6 +438,33 @@ export class CaptureWorker {
     this.paused = false;
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now()");
     this.kick();
+  }
+
+  /**
+   * Operator stream reset (see stream-reset.ts): the worker finishes the
+   * transaction in hand and stops, the reset activates a new generation on a
+   * new slot (or changes nothing when it fails), and the worker starts again
+   * from whatever the durable progress now names.
+   */
+  async resetStream(): Promise<StreamResetResult> {
+    await this.pause();
+    try {
+      return await resetStream(this.databaseUrl, (await this.tableLookup()).tables);
+    } finally {
+      await this.reopen();
+    }
+  }
+
+  /** Closes the worker's sessions after a pause and starts again from the durable progress. */
+  private async reopen(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await this.listener?.end().catch(() => undefined);
+    await this.db?.end().catch(() => undefined);
+    this.listener = undefined;
+    this.db = undefined;
+    this.killed = false;
+    this.paused = false;
+    await this.start();
   }
 
   /** Test control: the next source transaction with row events fails and is quarantined. */

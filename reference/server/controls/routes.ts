@@ -4,10 +4,11 @@
  * as an unknown path), and change server state a scenario cannot reach through
  * the protocol: the clock, client expiry, client retirement, and the
  * capture worker (wait for it, stop it, kill it, start it again, poison its
- * next transaction).
+ * next transaction, reset its stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
+import type { StreamResetResult } from '../capture/stream-reset.ts';
 import { CapturePoisoned, CaptureStopped } from '../capture/worker.ts';
 import { checkContentType, parseBody, readBody } from '../http/body.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
@@ -31,6 +32,7 @@ export interface CaptureHandle {
   resume(): Promise<void>;
   kill(): Promise<void>;
   armPoison(): void;
+  resetStream(): Promise<StreamResetResult>;
 }
 
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
@@ -165,6 +167,15 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
     '/__test/capture/kill': workerControl((w) => w.kill(), 'killed'),
     '/__test/capture/start': workerControl((w) => w.resume(), 'running'),
     '/__test/capture/poison': workerControl(async (w) => w.armPoison(), 'poison_armed'),
+    '/__test/capture/reset': {
+      method: 'POST',
+      run: async (req, res) => {
+        exactMembers(await body(req), []);
+        // The operator's stream reset: answers once the new generation is active and the worker runs on its slot.
+        const r = await worker().resetStream();
+        sendJson(res, { reset_id: r.resetId, stream_generation: r.streamGeneration, slot: r.slot, generation_start_lsn: r.consistentPoint });
+      },
+    },
     '/__test/clients/retire': {
       method: 'POST',
       run: async (req, res) => {

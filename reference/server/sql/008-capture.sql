@@ -101,6 +101,24 @@ CREATE TABLE synchro.wal_poison (
 );
 CREATE UNIQUE INDEX wal_poison_one_active ON synchro.wal_poison ((true)) WHERE lifecycle = 'active';
 
+-- Operator stream resets (reference/server/capture/stream-reset.ts). At most one
+-- is in flight; an activated reset names the slot and generation it installed.
+CREATE TABLE synchro.stream_resets (
+  reset_id uuid PRIMARY KEY,
+  plugin text NOT NULL DEFAULT 'pgoutput' CHECK (plugin = 'pgoutput'),
+  candidate_slot_name text NOT NULL CHECK (candidate_slot_name ~ '^[a-z0-9_]{1,63}$'),
+  exported_snapshot_name text CHECK (exported_snapshot_name ~ '^[A-Za-z0-9_-]{1,128}$'),
+  consistent_point pg_lsn,
+  activation_barrier pg_lsn,
+  previous_generation text,
+  target_generation text,
+  lifecycle text NOT NULL CHECK (lifecycle IN ('preparing', 'baseline_staged', 'activated', 'aborted')),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  finished_at timestamptz,
+  CHECK ((lifecycle = 'activated') = (target_generation IS NOT NULL AND activation_barrier IS NOT NULL))
+);
+CREATE UNIQUE INDEX stream_resets_one_in_flight ON synchro.stream_resets ((true)) WHERE lifecycle IN ('preparing', 'baseline_staged');
+
 CREATE TABLE synchro.wal_worker_state (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   state text NOT NULL CHECK (state IN ('starting', 'running', 'blocked', 'stopped')),
@@ -224,9 +242,12 @@ BEGIN
       OR v_slot.invalidation_reason IS NOT NULL
       THEN jsonb_build_object('state', f, 'reason', 'replication_slot_invalid') ELSE ok END);
 
-  -- Stream resets are not implemented by this reference, so none can be incomplete.
-  v_checks := v_checks || jsonb_build_object('stream_reset', CASE WHEN v_prog IS NULL
-    THEN jsonb_build_object('state', 'unknown', 'reason', 'health_query_unavailable') ELSE ok END);
+  -- A reset that has started but not activated leaves the old stream blocked.
+  v_checks := v_checks || jsonb_build_object('stream_reset', CASE
+    WHEN v_prog IS NULL THEN jsonb_build_object('state', 'unknown', 'reason', 'health_query_unavailable')
+    WHEN EXISTS (SELECT 1 FROM synchro.stream_resets WHERE lifecycle IN ('preparing', 'baseline_staged'))
+      THEN jsonb_build_object('state', f, 'reason', 'stream_reset_incomplete')
+    ELSE ok END);
 
   v_checks := v_checks || jsonb_build_object('poison', CASE
     WHEN EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active')
