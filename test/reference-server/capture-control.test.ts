@@ -3,38 +3,13 @@
  * start and poison, each seen through the durable capture state.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import type { CaptureWorker } from '../../reference/server/capture/worker.ts';
-import { connect, type Env, freshServer, type Harness, insertNote, pushBody, startEnv } from './helpers.ts';
+import { connect, freshServer, type Harness, insertNote, OWNED_NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
-
-const SETUP = `
-CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
-  updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
-CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
-END
-$$;
-SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes', updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');
-`;
-
-async function withControls(fn: (h: Harness) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture: true, start: { testControls: true } });
-  try {
-    await fn(h);
-  } finally {
-    await h.close();
-  }
-}
+const env = useEnv();
+const withControls = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
 
 const worker = (h: Harness) => h.server.capture as CaptureWorker;
 const catchUp = (h: Harness) => h.control('/__test/capture/catch-up', { timeout_ms: 15_000 });
@@ -184,7 +159,7 @@ test('poison quarantines the next transaction without row data, blocks later one
 });
 
 test('the worker controls need a capture worker and an empty body', async () => {
-  const h = await freshServer(env, SETUP, { start: { testControls: true } });
+  const h = await freshServer(env(), OWNED_NOTES_SQL, { start: { testControls: true } });
   try {
     assert.equal((await h.control('/__test/capture/stop', {})).status, 409);
   } finally {

@@ -1,19 +1,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startServer } from '../../reference/server/app.ts';
 import { CapturePoisoned } from '../../reference/server/capture/worker.ts';
-import { connect, type Env, freshServer, type Harness, insertNote, pushBody, SECRET, startEnv } from './helpers.ts';
+import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, SECRET, useEnv } from './helpers.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 // Rows belong to their owner's scope; bodies starting with 'shared' also to the shared scope.
 const SETUP = `
@@ -31,7 +25,7 @@ SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.n
 `;
 
 async function withCapture(fn: (h: Harness) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture: true });
+  const h = await freshServer(env(), SETUP, { capture: true });
   try {
     await fn(h);
   } finally {
@@ -39,7 +33,6 @@ async function withCapture(fn: (h: Harness) => Promise<void>): Promise<void> {
   }
 }
 
-const catchUp = (h: Harness) => (h.server.capture as NonNullable<Harness['server']['capture']>).catchUp(15_000);
 
 async function effects(h: Harness, where = 'true') {
   const { rows } = await h.sql.query(
@@ -279,7 +272,7 @@ async function spawnServer(url: string): Promise<ChildProcess> {
 }
 
 test('killing the server process while its worker is inside a materialization loses and duplicates nothing', async () => {
-  const h = await freshServer(env, SETUP);
+  const h = await freshServer(env(), SETUP);
   const blocker = new pg.Client({ connectionString: h.url });
   await blocker.connect();
   let child: ChildProcess | undefined;

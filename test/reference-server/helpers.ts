@@ -4,6 +4,7 @@
  * in-process on that database, and small request helpers.
  */
 import { randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import pg from 'pg';
 import { type RunningServer, type StartOptions, startServer } from '../../reference/server/app.ts';
 import { mintToken, secretKey } from '../../reference/server/auth.ts';
@@ -21,6 +22,46 @@ export async function startEnv(): Promise<Env> {
   await cluster.createTemplate(TEMPLATE);
   return { cluster };
 }
+
+/** Starts the file's cluster before its tests and stops it after them; the getter reads it inside a test. */
+export function useEnv(): () => Env {
+  let env: Env | undefined;
+  before(async () => {
+    env = await startEnv();
+  });
+  after(async () => {
+    await env?.cluster.stop();
+  });
+  return () => {
+    if (env === undefined) throw new Error('the test cluster has not started');
+    return env;
+  };
+}
+
+/** Notes whose rows belong to `user:<owner>`, placed by a registered membership function over the projection. */
+export const OWNED_NOTES_SQL = `
+CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
+  updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
+CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
+END
+$$;
+SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes', updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');
+`;
+
+/** Runs `fn` against a fresh database set up by `setupSql` and a server on it that runs the capture worker, and closes both. */
+export async function withCaptureServer(env: Env, setupSql: string, fn: (h: Harness) => Promise<void>, start: Partial<StartOptions> = {}): Promise<void> {
+  const h = await freshServer(env, setupSql, { capture: true, start });
+  try {
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+/** Waits until everything committed so far is materialized (the in-process worker's own wait). */
+export const catchUp = (h: Harness, timeoutMs = 15_000) => (h.server.capture as NonNullable<RunningServer['capture']>).catchUp(timeoutMs);
 
 /** Tests read response members freely; the wire schemas are checked separately. */
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are inspected member by member in assertions

@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { startServer } from '../../reference/server/app.ts';
-import { connect, type Env, freshServer, type Harness, insertNote, pushBody, SECRET, type Session, startEnv } from './helpers.ts';
+import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, SECRET, type Session, useEnv } from './helpers.ts';
 import { pull, rebuildAll } from './sync-flow.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 // Rows are in their owner's scope; bodies starting with 'shared' also in the shared scope.
 const SETUP = `
@@ -28,7 +22,7 @@ SELECT synchro.synchro_register_shared_scope('shared');
 `;
 
 async function withCapture(fn: (h: Harness, s: Session) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture: true });
+  const h = await freshServer(env(), SETUP, { capture: true });
   try {
     await fn(h, await connect(h));
   } finally {
@@ -36,7 +30,6 @@ async function withCapture(fn: (h: Harness, s: Session) => Promise<void>): Promi
   }
 }
 
-const catchUp = (h: Harness) => (h.server.capture as NonNullable<Harness['server']['capture']>).catchUp(15_000);
 const SCOPES = ['shared', 'user:u1'];
 
 /** Cursors for every assigned scope, by rebuilding each. */

@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, afterEach, before, test } from 'node:test';
+import { afterEach, test } from 'node:test';
 import { advanceClock, resetClock } from '../../reference/server/controls/clock.ts';
-import { connect, type Env, freshServer, type Harness, insertNote, pushBody, type Session, startEnv } from './helpers.ts';
+import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, type Session, useEnv } from './helpers.ts';
 import { pull, rebuildAll, rebuildPage } from './sync-flow.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 afterEach(() => resetClock());
 
 const SETUP = `
@@ -28,7 +22,7 @@ SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.n
 `;
 
 async function withCapture(fn: (h: Harness, s: Session) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture: true });
+  const h = await freshServer(env(), SETUP, { capture: true });
   try {
     await (h.server.capture as NonNullable<Harness['server']['capture']>).catchUp(15_000);
     await fn(h, await connect(h));
@@ -37,7 +31,6 @@ async function withCapture(fn: (h: Harness, s: Session) => Promise<void>): Promi
   }
 }
 
-const catchUp = (h: Harness) => (h.server.capture as NonNullable<Harness['server']['capture']>).catchUp(15_000);
 const S = 'user:u1';
 
 test('a rebuild pages an immutable snapshot: later writes change no page, and the final cursor then pulls them', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { compareBytes, digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
 import { SeedRequestError, SeedTransactionError } from '../../reference/server/seed/errors.ts';
@@ -10,15 +10,9 @@ import { exportSeed } from '../../reference/server/seed/export.ts';
 import { type SeedManifest, seedManifest } from '../../reference/server/seed/manifest.ts';
 import { seedPage } from '../../reference/server/seed/pages.ts';
 import { seal } from '../../reference/server/signed-token.ts';
-import { type Env, freshServer, type Harness, startEnv } from './helpers.ts';
+import { freshServer, type Harness, useEnv } from './helpers.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 // Rows of owner 'cat' also belong to the portable scope, rows of owner 'priv' to a shared scope that is not portable.
 const SETUP = `
@@ -40,7 +34,7 @@ INSERT INTO public.items VALUES ('c1', 'cat', 'one'), ('c5', 'cat', 'five'), ('c
 `;
 
 async function withSeedServer(fn: (h: Harness, connect: () => Promise<pg.Client>) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture: true });
+  const h = await freshServer(env(), SETUP, { capture: true });
   const clients: pg.Client[] = [];
   try {
     await (h.server.capture as NonNullable<Harness['server']['capture']>).catchUp(15_000);

@@ -5,37 +5,12 @@
  * and reaches clients only through rebuild.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { connect, type Env, freshServer, type Harness, startEnv } from './helpers.ts';
+import { test } from 'node:test';
+import { connect, type Harness, OWNED_NOTES_SQL, useEnv, withCaptureServer } from './helpers.ts';
 import { pull, rebuildAll } from './sync-flow.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
-
-const SETUP = `
-CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
-  updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
-CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
-END
-$$;
-SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes', updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');
-`;
-
-async function withServer(fn: (h: Harness) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture: true, start: { testControls: true } });
-  try {
-    await fn(h);
-  } finally {
-    await h.close();
-  }
-}
+const env = useEnv();
+const withServer = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
 
 async function control(h: Harness, name: string, body: unknown = {}): Promise<Record<string, unknown>> {
   const res = await h.control(`/__test/capture/${name}`, body);
