@@ -5,24 +5,17 @@
  * into 429) and before execution, so it changes nothing.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { checkMessage } from '../../harness/wire/index.ts';
 import { Admission, parseAdmissionLimits } from '../../reference/server/http/admission.ts';
 import { SyncError } from '../../reference/server/http/errors.ts';
-import { connect, type Env, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, snapshot, startEnv } from './helpers.ts';
+import { connect, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, snapshot, useEnv } from './helpers.ts';
 
-let env: Env;
-
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 async function withServer(limits: ReadonlyMap<string, number> | undefined, fn: (h: Harness) => Promise<void>): Promise<void> {
-  const h = await freshServer(env, NOTES_SQL, limits ? { start: { admissionLimits: limits } } : {});
+  const h = await freshServer(env(), NOTES_SQL, limits ? { start: { admissionLimits: limits } } : {});
   try {
     await fn(h);
   } finally {

@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { reconcile, storedAssignment } from '../../reference/server/connect/assignment.ts';
-import { connect, type Env, freshServer, NOTES_SQL, startEnv } from './helpers.ts';
+import { connect, freshServer, NOTES_SQL, useEnv } from './helpers.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 // Runs `fn` inside a transaction as synchro_owner (the role connect and pull use), rolled back afterwards unless `commit`.
 async function asOwner<T>(url: string, fn: (db: pg.PoolClient) => Promise<T>, commit = false): Promise<T> {
@@ -28,7 +22,7 @@ async function asOwner<T>(url: string, fn: (db: pg.PoolClient) => Promise<T>, co
 }
 
 test('the stored set ignores grants made since the last reconciliation; reconcile reports them with one step and writes nothing when unchanged', async () => {
-  const h = await freshServer(env, NOTES_SQL);
+  const h = await freshServer(env(), NOTES_SQL);
   try {
     await connect(h, 'u1', 'c1');
     await h.sql.query("SELECT synchro.synchro_grant_user_scope('u1', 'project:1')");

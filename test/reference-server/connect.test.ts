@@ -1,18 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { checkMessage } from '../../harness/wire/index.ts';
-import { connect, type Env, freshServer, type Harness, NOTES_SQL, startEnv } from './helpers.ts';
+import { connect, freshServer, type Harness, NOTES_SQL, useEnv } from './helpers.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 async function withServer(fn: (h: Harness) => Promise<void>, setup = NOTES_SQL): Promise<void> {
-  const h = await freshServer(env, setup);
+  const h = await freshServer(env(), setup);
   try {
     await fn(h);
   } finally {

@@ -6,27 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { checkMessage } from '../../harness/wire/index.ts';
 import type { StartOptions } from '../../reference/server/app.ts';
 import { resetClock } from '../../reference/server/controls/clock.ts';
 import { isLoopback } from '../../reference/server/controls/routes.ts';
 import { parseStaleInterval } from '../../reference/server/controls/stale-interval.ts';
-import { connect, type Env, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, startEnv } from './helpers.ts';
+import { connect, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, useEnv } from './helpers.ts';
 
 const DAY = 86_400_000;
-let env: Env;
-
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 async function withServer(options: Partial<StartOptions>, fn: (h: Harness) => Promise<void>): Promise<void> {
   resetClock();
-  const h = await freshServer(env, NOTES_SQL, { start: options });
+  const h = await freshServer(env(), NOTES_SQL, { start: options });
   try {
     await fn(h);
   } finally {
@@ -210,7 +203,7 @@ test('main.ts stops at start-up on a bad interval, limit or a non-loopback host 
 
 test('capture catch-up answers once a committed source row is materialized, and refuses without a worker', async () => {
   resetClock();
-  const h = await freshServer(env, NOTES_SQL, { capture: true, start: { testControls: true } });
+  const h = await freshServer(env(), NOTES_SQL, { capture: true, start: { testControls: true } });
   try {
     await h.sql.query("INSERT INTO public.notes (id, body) VALUES ('caught', 'up')");
     const answer = await h.control('/__test/capture/catch-up', { timeout_ms: 20_000 });

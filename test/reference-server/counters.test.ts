@@ -1,21 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { connect, type Env, freshServer, NOTES_SQL, startEnv } from './helpers.ts';
+import { test } from 'node:test';
+import { connect, freshServer, NOTES_SQL, useEnv } from './helpers.ts';
 
 const TOP = 9007199254740991;
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 const base = { platform: 'test', app_version: '1.0.0', protocol_version: 3 };
 
 test('counters stop at the top of the portable range: no generation or scope set version past it is handed out or stored', async () => {
-  const h = await freshServer(env, NOTES_SQL, { start: { testControls: true } });
+  const h = await freshServer(env(), NOTES_SQL, { start: { testControls: true } });
   try {
     const s = await connect(h, 'u1', 'c1');
     const known = { 'user:u1': { cursor: null } };

@@ -1,34 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { digestRow, readTableShape, toHex } from '../../harness/codec/index.ts';
 import { checkMessage, type RowDigestFn, type SchemaManifest } from '../../harness/wire/index.ts';
-import {
-  connect,
-  deleteRow,
-  type Env,
-  freshServer,
-  type Harness,
-  insertNote,
-  NOTES_SQL,
-  pushBody,
-  type Session,
-  snapshot,
-  startEnv,
-  updateNote,
-} from './helpers.ts';
+import { connect, deleteRow, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, type Session, snapshot, updateNote, useEnv } from './helpers.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 async function withServer(fn: (h: Harness, s: Session) => Promise<void>, setup = NOTES_SQL): Promise<void> {
-  const h = await freshServer(env, setup);
+  const h = await freshServer(env(), setup);
   try {
     await fn(h, await connect(h));
   } finally {

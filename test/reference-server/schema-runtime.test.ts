@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { connect, type Env, freshServer, type Harness, startEnv } from './helpers.ts';
+import { test } from 'node:test';
+import { connect, freshServer, type Harness, useEnv } from './helpers.ts';
 import { pull, rebuildAll } from './sync-flow.ts';
 
-let env: Env;
-before(async () => {
-  env = await startEnv();
-});
-after(async () => {
-  await env?.cluster.stop();
-});
+const env = useEnv();
 
 const SETUP = `
 CREATE TABLE public.items (id text PRIMARY KEY, owner text NOT NULL, title text NOT NULL);
@@ -30,7 +24,7 @@ SELECT synchro.synchro_register_shared_scope('shared');
 `;
 
 async function withServer(fn: (h: Harness) => Promise<void>, capture = false): Promise<void> {
-  const h = await freshServer(env, SETUP, { capture });
+  const h = await freshServer(env(), SETUP, { capture });
   try {
     await fn(h);
   } finally {
