@@ -3,12 +3,13 @@ import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
-import { compareBytes, digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
+import { canonicalJson, compareBytes, digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
 import { SeedRequestError, SeedTransactionError } from '../../reference/server/seed/errors.ts';
 import { EXPORT_TRANSACTION } from '../../reference/server/seed/export-session.ts';
 import { exportSeed } from '../../reference/server/seed/export.ts';
 import { type SeedManifest, seedManifest } from '../../reference/server/seed/manifest.ts';
 import { seedPage } from '../../reference/server/seed/pages.ts';
+import { openReceipt } from '../../reference/server/seed/receipt.ts';
 import { seal } from '../../reference/server/signed-token.ts';
 import { freshServer, type Harness, useEnv } from './helpers.ts';
 
@@ -164,6 +165,53 @@ test('a tampered, cross-scope, wrong-ordinal, cross-connection or cross-transact
     await refusal(seedPage(a, 'catalog', next, null, 2, 2));
     await seedManifest(a, 2);
     await refusal(seedPage(a, 'catalog', next, null, 2, 2));
+    await a.query('ROLLBACK');
+  });
+});
+
+test('each portable scope gets a continuation receipt binding the export, its generations, boundary, cardinality and digest, under its own key', async () => {
+  await withSeedServer(async (_h, connect) => {
+    const a = await connect();
+    await a.query(EXPORT_TRANSACTION);
+    const manifest = await seedManifest(a, 2);
+    const [catalog, other] = manifest.portable_scopes as [SeedManifest['portable_scopes'][number], SeedManifest['portable_scopes'][number]];
+    const opened = await openReceipt(a, catalog.continuation);
+    assert.ok(opened !== undefined, 'the receipt verifies');
+    assert.deepEqual(
+      { ...opened, key_id: '', issued_at: '' },
+      {
+        kind: 'portable_seed_continuation',
+        version: 1,
+        key_id: '',
+        export_id: manifest.export_id,
+        export_manifest_hash: manifest.export_manifest_hash,
+        schema_hash: manifest.schema_hash,
+        scope_id: 'catalog',
+        registry_generation: catalog.registry_generation,
+        membership_generation: catalog.membership_generation,
+        retention_generation: catalog.retention_generation,
+        stream_generation: manifest.stream_generation,
+        snapshot_boundary: manifest.snapshot_boundary,
+        cardinality: '5',
+        checksum: catalog.checksum,
+        issued_at: '',
+      },
+    );
+    assert.match(opened.issued_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    const keys = (await a.query("SELECT key_id, purpose FROM synchro.token_keys WHERE key_id = $1", [opened.key_id])).rows;
+    assert.deepEqual(keys.map((k) => k.purpose), ['seed_continuation'], 'receipts have a key of their own');
+    // The page calls accept the receipt this export issued for the scope, and no other.
+    assert.equal((await seedPage(a, 'catalog', catalog.page_token, catalog.continuation, 0, 2)).records.length, 2);
+    await refusal(seedPage(a, 'catalog', catalog.page_token, other.continuation, 0, 2));
+    // An edited member (a larger cardinality) under the original MAC does not verify.
+    const [prefix, payload, mac] = catalog.continuation.split('.') as [string, string, string];
+    const edited = Buffer.from(canonicalJson({ ...JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')), cardinality: '6' })).toString('base64url');
+    assert.equal(await openReceipt(a, `${prefix}.${edited}.${mac}`), undefined);
+    // The same payload signed with the page-token key is not a receipt.
+    const pageKey = (await a.query("SELECT secret FROM synchro.token_keys WHERE purpose = 'seed_page' AND state = 'active'")).rows[0].secret;
+    const value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    assert.equal(await openReceipt(a, seal('sc1', 'synchro:v3:seed-continuation:v1', { secret: pageKey }, value)), undefined);
+    assert.equal(await openReceipt(a, seal('sc1', 'synchro:v3:seed-page:v1', { secret: pageKey }, value)), undefined);
     await a.query('ROLLBACK');
   });
 });

@@ -12,11 +12,13 @@ import { type ChecksumObject, canonicalJson, checksumObject, utf8Order } from '.
 import { fault } from '../faults.ts';
 import { digestOf, scopeRows } from '../pull/checksums.ts';
 import { readLineage } from '../pull/cursor.ts';
+import { serverTime } from '../push/handler.ts';
 import { boundaryOf, positionJson } from '../pull/position.ts';
 import { loadTables, manifestTable, type TableDef } from '../registry/tables.ts';
 import { SeedRequestError } from './errors.ts';
 import { type ExportState, loadState, requireExportTransaction, saveState } from './export-session.ts';
 import { pagePayload, signPageToken } from './page-token.ts';
+import { issueReceipt } from './receipt.ts';
 import { seedKey } from './signed.ts';
 
 export interface ScopeEntry {
@@ -26,8 +28,8 @@ export interface ScopeEntry {
   retention_generation: string;
   cardinality: number;
   checksum: ChecksumObject;
-  /** Continuation receipts are not issued by this server yet. */
-  continuation: null;
+  /** The scope's continuation receipt (`receipt.ts`): what an installed seed presents at its first connect. */
+  continuation: string;
   page_token: string;
 }
 
@@ -99,6 +101,8 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   if (p === undefined) throw new SeedRequestError('capture has not started', 'temporarily_unavailable', true);
   const key = await seedKey(db);
   if (key === undefined) throw new SeedRequestError('no seed page key is active', 'temporarily_unavailable', true);
+  const receiptKey = await seedKey(db, undefined, 'seed_continuation');
+  if (receiptKey === undefined) throw new SeedRequestError('no seed continuation key is active', 'temporarily_unavailable', true);
   const schema = await schemaAtSnapshot(db);
   const registry = await db.query<{ g: string }>('SELECT coalesce(max(generation), 0)::text AS g FROM synchro.registry_generations');
   const registryGeneration = registry.rows[0]?.g ?? '0';
@@ -117,7 +121,7 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
       retention_generation: String(l?.retentionGeneration ?? 1),
       cardinality: rows.length,
       checksum: checksumObject(digestOf(rows, schema.tables, digestHash, id)),
-      continuation: null,
+      continuation: '',
     });
   }
   const unsigned = {
@@ -131,7 +135,12 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   };
   const manifest: SeedManifest = { ...unsigned, export_manifest_hash: exportManifestHash(unsigned) };
   const state: ExportState = { keyId: key.keyId, nonce: randomBytes(32).toString('base64url'), pageLimit, manifest };
-  for (const entry of manifest.portable_scopes) entry.page_token = signPageToken(key, pagePayload(state, entry, 0));
+  // Receipts bind the manifest hash, so they are issued once it is known; the hash itself covers neither receipts nor tokens.
+  const issuedAt = serverTime();
+  for (const entry of manifest.portable_scopes) {
+    entry.page_token = signPageToken(key, pagePayload(state, entry, 0));
+    entry.continuation = issueReceipt(receiptKey, manifest, entry, issuedAt);
+  }
   await saveState(db, key, state);
   // The stored copy is what later calls return; hand out the same member order now, so every call gives identical bytes.
   return JSON.parse(canonicalJson(manifest)) as SeedManifest;

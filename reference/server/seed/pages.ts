@@ -40,10 +40,11 @@ export async function seedPage(
   await requireExportTransaction(db);
   const state = await loadState(db);
   if (state === undefined) throw new SeedRequestError('no seed export was started in this transaction');
-  if (continuationReceipt !== null) throw new SeedRequestError('this server does not issue seed continuation receipts');
   if (limit !== state.pageLimit) throw new SeedRequestError('the page limit is fixed for the whole export');
   const entry = state.manifest.portable_scopes.find((s) => s.id === scopeId);
   if (entry === undefined) throw badToken();
+  // A receipt, when the caller presents one, must be the one this export issued for this scope.
+  if (continuationReceipt !== null && continuationReceipt !== entry.continuation) throw badToken();
   if (!Number.isSafeInteger(expectedOrdinal) || expectedOrdinal < 0) throw badToken();
   await verifyPageToken(db, pageToken, pagePayload(state, entry, expectedOrdinal));
 
