@@ -33,6 +33,12 @@ export interface ProvisionControl {
   /** Runs DDL or DML (several statements allowed) as the database owner. */
   exec(sql: string): Promise<void>;
   registerTable(registration: TableRegistration): Promise<void>;
+  /**
+   * Changes the membership function of a registered relation the controlled
+   * way: the server re-places the rows it already captured and moves only
+   * the scopes whose contents change to a new membership generation.
+   */
+  reconfigureMembership(relation: string, membershipFunction: string): Promise<void>;
 }
 
 /** Scope assignment: the four sources of the assigned set. */

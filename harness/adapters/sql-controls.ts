@@ -78,6 +78,9 @@ export class SqlControls {
       }
       await this.query(`SELECT synchro.synchro_register_table(${names.join(', ')})`, values);
     },
+    reconfigureMembership: async (relation, membershipFunction) => {
+      await this.query('SELECT synchro.synchro_reconfigure_membership($1, $2)', [relation, membershipFunction]);
+    },
   };
 
   readonly scopes: ScopesControl = {

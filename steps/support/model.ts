@@ -67,13 +67,13 @@ const membershipFunctionName = (table: TableSpec) => `public.${table.name}_scope
  * read from the capture's projection of the row (the transaction's final
  * state), never from the live source table.
  */
-function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE' | 'CREATE OR REPLACE'): string {
+function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE' | 'CREATE OR REPLACE', name = membershipFunctionName(table)): string {
   const source = `synchro_projection.${ident(table.name)}`;
   const branches = [
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
   ];
-  return `${verb} FUNCTION ${membershipFunctionName(table)}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $fn$
+  return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $fn$
 BEGIN
   RETURN QUERY ${branches.join('\n  UNION ')};
 END
@@ -129,14 +129,19 @@ export class ScenarioModel {
   }
 
   /**
-   * Makes an installed table's rows follow its current placements: the
-   * membership function keeps its registered name and signature and gets a
-   * body covering every placement, so later commits are placed by it.
+   * Makes an installed table's rows follow its current placements through the
+   * registry: a new function covering every placement (a registered function
+   * is never edited in place), then the server's membership reconfiguration,
+   * which re-places the rows already captured and sends only the scopes whose
+   * contents change to rebuild. The name counts the placements, so each
+   * change gets a function of its own.
    */
   async replacePlacements(server: ServerAdapter, name: string): Promise<void> {
     const table = this.table(name);
     if (!server.provision) throw new Error(`server adapter "${server.id}" has no provision capability to change where rows of "${name}" belong`);
     if (table.placements.length + table.conditional.length === 1) throw new Error(`table "${name}" was installed without a membership function; it cannot gain a placement afterwards`);
-    await server.provision.exec(membershipFunctionSql(table, this.keyColumn(name), 'CREATE OR REPLACE'));
+    const next = `${membershipFunctionName(table)}_${table.placements.length}_${table.conditional.length}`;
+    await server.provision.exec(membershipFunctionSql(table, this.keyColumn(name), 'CREATE', next));
+    await server.provision.reconfigureMembership(`public.${table.name}`, next);
   }
 }

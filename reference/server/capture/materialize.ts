@@ -80,7 +80,11 @@ async function toWire(db: ClientBase, t: RegisteredTable, image: SourceImage): P
 
 const SCOPE_ID = /^[\x21-\x7e]{1,256}$/;
 
-/** The registered membership function's scope set for one row, deduplicated and in byte order. */
+/**
+ * The registered membership function's scope set for one row, deduplicated and in byte order.
+ * The function is the one the registry held at this point of the stream (the worker reloads it at
+ * each registry message), so a changed rule places every write committed after the change.
+ */
 async function membership(db: ClientBase, t: RegisteredTable, pkText: string): Promise<string[]> {
   if (t.membershipFunction === null) return [];
   const pkSql = t.def.byId.get(t.def.pkFieldId)?.sqlType ?? 'text';

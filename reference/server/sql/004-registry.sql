@@ -88,6 +88,23 @@ BEGIN
 END
 $$;
 
+-- The one check a membership function passes, at registration and at every
+-- later change of the rule: it takes the registered key type as its only
+-- argument, returns a set of text and is not VOLATILE (a volatile function
+-- could write, and could place the same row differently on replay).
+-- Returns the resolved function.
+CREATE FUNCTION synchro.membership_function_check(p_fn text, p_key_type oid) RETURNS regprocedure
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, synchro AS $$
+DECLARE
+  v_proc regprocedure := to_regprocedure(p_fn || '(' || format_type(p_key_type, NULL) || ')');
+BEGIN
+  IF v_proc IS NULL OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = v_proc AND proretset AND prorettype = 'text'::regtype AND provolatile <> 'v') THEN
+    PERFORM synchro.registration_error('invalid_scope_function');
+  END IF;
+  RETURN v_proc;
+END
+$$;
+
 -- Parameter names are the upstream ones, so callers can use named notation.
 CREATE FUNCTION synchro.synchro_register_table(
   relation text,
@@ -193,8 +210,8 @@ BEGIN
   IF v_ident <> 'd' THEN
     PERFORM synchro.registration_error('unsupported_replica_identity');
   END IF;
-  IF p_membership_fn IS NOT NULL AND to_regprocedure(p_membership_fn || '(' || format_type(v_pk_att.atttypid, NULL) || ')') IS NULL THEN
-    PERFORM synchro.registration_error('invalid_scope_function');
+  IF p_membership_fn IS NOT NULL THEN
+    PERFORM synchro.membership_function_check(p_membership_fn, v_pk_att.atttypid);
   END IF;
 
   -- Synced fields: the chosen shape always keeps the key and the lifecycle columns.
