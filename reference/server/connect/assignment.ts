@@ -8,6 +8,7 @@ import type { PoolClient } from 'pg';
 import { fault } from '../faults.ts';
 import { integrityFailure } from '../http/errors.ts';
 import { quoteIdent } from '../registry/tables.ts';
+import { recordScopeSet } from './scope-history.ts';
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -88,6 +89,8 @@ export async function reconcile(db: PoolClient, userId: string, clientId: string
     );
   }
   await db.query('UPDATE synchro.clients SET scope_set_version = $3 WHERE user_id = $1 AND client_id = $2', [userId, clientId, version]);
+  // Same transaction as the version step: a later pull can rebuild the delta for a client that missed this answer.
+  await recordScopeSet(db, userId, clientId, version, assigned);
   return { scopeSetVersion: version, assigned, added, removed };
 }
 

@@ -15,6 +15,7 @@ import { reconcile } from './assignment.ts';
 import { bridgeCursors } from './bridge.ts';
 import { dispatchSchema, type LineageStep } from './dispatch.ts';
 import { runtimeGate } from './runtime.ts';
+import { deltaForPresented } from './scope-history.ts';
 
 function invalidReference(schema: { version: number; hash: string }, message = 'schema reference is invalid'): SyncError {
   return new SyncError('invalid_schema_reference', message, { received_schema: { version: schema.version, hash: schema.hash } });
@@ -69,6 +70,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       scope,
     );
     let row = existing.rows[0];
+    const continuing = row !== undefined;
     if (row !== undefined && fresh) throw invalidReference(request.schema, 'the fresh sentinel is only for a new client');
     if (row !== undefined && request.client_generation === undefined) throw invalidReference(request.schema, 'a continuing client sends its generation');
     let generation: number;
@@ -93,6 +95,10 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     // Allocation stops at the top of the portable range instead of handing out an integer a peer would round.
     if (generation > Number.MAX_SAFE_INTEGER) throw integrityFailure('client_generation cannot advance past the portable integer range');
     const assignment = await reconcile(db, userId, request.client_id, Number(row.scope_set_version));
+    // A continuing client behind the stored version lost an earlier answer: it gets that change again.
+    const delta = continuing
+      ? await deltaForPresented(db, { userId, clientId: request.client_id }, { presented: request.scope_set_version, stored: Number(row.scope_set_version) }, assignment, Object.keys(request.known_scopes))
+      : assignment;
     const history = new Map<number, LineageStep>();
     for (const m of catalog.history.values()) history.set(m.version, m);
     const current = catalog.current;
@@ -104,7 +110,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       history,
       assigned: assignment.assigned,
     });
-    const kept = Object.keys(request.known_scopes).filter((s) => assignment.assigned.includes(s) && !assignment.added.includes(s));
+    const kept = Object.keys(request.known_scopes).filter((s) => assignment.assigned.includes(s) && !delta.added.includes(s));
     // A schema-changing action bridges the cursors of unaffected kept scopes; a reset or fresh start rebuilds all.
     let cursorUpdates: Record<string, string | null> = {};
     if (action.action === 'replace' || action.action === 'rebuild_local') {
@@ -121,7 +127,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       client_generation: generation,
       scope_set_version: assignment.scopeSetVersion,
       schema,
-      scopes: { add: assignment.added.map((id) => ({ id, cursor: null })), remove: assignment.removed },
+      scopes: { add: delta.added.map((id) => ({ id, cursor: null })), remove: delta.removed },
       scope_cursor_updates: cursorUpdates,
     };
     if (action.action === 'replace' || action.action === 'rebuild_local') response.schema_definition = JSON.parse(current.text);

@@ -10,7 +10,8 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
 import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { reconcile, storedAssignment } from '../connect/assignment.ts';
+import { type Reconciled, reconcile, storedAssignment } from '../connect/assignment.ts';
+import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../connect/scope-history.ts';
 import { serverClock } from '../controls/clock.ts';
 import { fault } from '../faults.ts';
 import type { Admit } from '../http/admission.ts';
@@ -51,6 +52,14 @@ export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db
   }
 }
 
+/** scope_updates of a pull, then the history the client will never ask from again is dropped. */
+async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {
+  const ids = { userId, clientId: request.client_id };
+  const delta = await deltaForPresented(db, ids, { presented: request.scope_set_version, stored: storedVersion }, assignment, Object.keys(request.scopes));
+  await pruneScopeSets(db, userId, request.client_id, request.scope_set_version);
+  return delta;
+}
+
 export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
   const parsed = validate('pull-request', value);
   if (!parsed.ok) throw invalidRequest();
@@ -85,8 +94,9 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     const assignment = fault('skip-pull-reconciliation') ? await storedAssignment(db, userId, request.client_id, client.scopeSetVersion) : await reconcile(db, userId, request.client_id, client.scopeSetVersion); // fault: server:skip-pull-reconciliation
     const active = new Set(assignment.assigned);
     for (const s of assignment.added) if (!lineage.has(s)) lineage.set(s, { membershipGeneration: 1, retentionGeneration: 1, floor: { kind: 'generation_start' } });
-    const rebuild = assignment.assigned.filter((s) => !valid.has(s) || assignment.added.includes(s));
-    const served = assignment.assigned.filter((s) => valid.has(s) && !assignment.added.includes(s));
+    const delta = await updatesFor(db, userId, request, client.scopeSetVersion, assignment);
+    const rebuild = assignment.assigned.filter((s) => !valid.has(s) || delta.added.includes(s));
+    const served = assignment.assigned.filter((s) => valid.has(s) && !delta.added.includes(s));
 
     // Per-scope streams first, then the global limit over their merge.
     const streams = new Map<string, Candidate[]>();
@@ -111,7 +121,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       changes,
       scope_set_version: assignment.scopeSetVersion,
       scope_cursors: scopeCursors,
-      scope_updates: { add: assignment.added.map((id) => ({ id, cursor: null })), remove: assignment.removed },
+      scope_updates: { add: delta.added.map((id) => ({ id, cursor: null })), remove: delta.removed },
       rebuild: [...new Set(rebuild)].sort(utf8Order),
       has_more: hasMore,
     };
