@@ -16,6 +16,7 @@ import { bridgeCursors } from './bridge.ts';
 import { dispatchSchema, type LineageStep } from './dispatch.ts';
 import { runtimeGate } from './runtime.ts';
 import { deltaForPresented } from './scope-history.ts';
+import { seedCursorUpdates } from './seed-receipts.ts';
 
 function invalidReference(schema: { version: number; hash: string }, message = 'schema reference is invalid'): SyncError {
   return new SyncError('invalid_schema_reference', message, { received_schema: { version: schema.version, hash: schema.hash } });
@@ -119,6 +120,12 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
         ? Object.fromEntries(kept.map((s) => [s, null]))
         : await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected, presented: request.known_scopes });
     }
+    // Receipts of an installed seed become cursors at its boundary: on the add entry of a newly assigned scope, else as a cursor update.
+    const seeded =
+      request.seed_receipts === undefined
+        ? {}
+        : await seedCursorUpdates(db, request.seed_receipts, { userId, clientId: request.client_id, clientGeneration: generation, schemaHash: current.hash }, new Set(assignment.assigned));
+    for (const [scope, cursor] of Object.entries(seeded)) if (!delta.added.includes(scope)) cursorUpdates[scope] = cursor;
     const schema: Record<string, unknown> = { version: current.version, hash: current.hash, action: action.action };
     if (action.action === 'unsupported') schema.reason = action.reason;
     const response: Record<string, unknown> = {
@@ -127,7 +134,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       client_generation: generation,
       scope_set_version: assignment.scopeSetVersion,
       schema,
-      scopes: { add: delta.added.map((id) => ({ id, cursor: null })), remove: delta.removed },
+      scopes: { add: delta.added.map((id) => ({ id, cursor: seeded[id] ?? null })), remove: delta.removed },
       scope_cursor_updates: cursorUpdates,
     };
     if (action.action === 'replace' || action.action === 'rebuild_local') response.schema_definition = JSON.parse(current.text);
