@@ -124,6 +124,7 @@ add('getStatus', () => {
     status: c.life.state,
     statusLog: c.life.log,
     statusTimes: c.life.logTimes,
+    eventLog: c.eventLog(),
     detail,
     ...(failure === undefined ? {} : { failure: { operation: failure.operation, code: failure.code, retryable: failure.retryable, message: failure.message, recoveryAction: failure.recoveryAction } }),
   };

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { type ClientConfig, type Clock, type Ctx, systemClock } from './context.ts';
 import { ClientError, SqlRefused } from './errors.ts';
+import { type ClientEvent, ClientEvents, type EventListener } from './events.ts';
 import * as inspect from './inspect.ts';
 import { loadInstalledSchema, migrate, resumeMigration } from './journal/migration.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -35,6 +36,8 @@ export interface OpenOptions {
   clock?: Clock;
   random?: () => number;
   crash?: (point: string) => void;
+  /** Subscribed before opening recovers, so events raised while opening (a resumed migration, finished rebuild finality) reach it too. */
+  onEvent?: EventListener;
 }
 
 export interface Status {
@@ -97,7 +100,10 @@ export class SynchroClient {
     for (const [name, v] of [['pullLimit', config.pullLimit], ['rebuildLimit', config.rebuildLimit], ['pushBatchSize', config.pushBatchSize]] as const) {
       if (!Number.isInteger(v) || v < 1 || v > 1000) throw new ClientError('opening', 'invalid_limit', `${name} must be an integer from 1 to 1000, got ${v}`, false, 'none');
     }
-    const ctx: Ctx = { db, schema: undefined, config, clock: options.clock ?? systemClock, transport: options.transport, crash: options.crash ?? (() => {}), random: options.random ?? Math.random };
+    const clock = options.clock ?? systemClock;
+    const events = new ClientEvents(() => clock.now());
+    if (options.onEvent !== undefined) events.on(options.onEvent);
+    const ctx: Ctx = { db, schema: undefined, config, clock, transport: options.transport, crash: options.crash ?? (() => {}), random: options.random ?? Math.random, events };
     const stored = getMeta(db, 'client_id');
     if (stored !== undefined && stored !== config.clientId) throw new ClientError('opening', 'client_id_mismatch', `database belongs to client ${stored}`, false, 'none');
     setMeta(db, 'client_id', config.clientId);
@@ -251,6 +257,18 @@ export class SynchroClient {
     }
     if (state === 'error') out.failure = this.life.failure();
     return out;
+  }
+
+  // --- events ----------------------------------------------------------------
+
+  /** Subscribes to committed-change events; returns the unsubscribe function. A throwing listener is ignored. */
+  on(listener: EventListener): () => void {
+    return (this.ctx.events as ClientEvents).on(listener);
+  }
+
+  /** Every event published since this process opened the client, with its sequence number. */
+  eventLog(): ClientEvent[] {
+    return (this.ctx.events as ClientEvents).log();
   }
 
   // --- inspection and policy -------------------------------------------------

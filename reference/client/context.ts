@@ -3,6 +3,7 @@
  * configuration, the clock, the HTTP seam and the crash hook.
  */
 import type Database from 'better-sqlite3';
+import type { ClientEvents } from './events.ts';
 import type { LocalSchema } from './local/manifest.ts';
 import type { Transport } from './sync/transport.ts';
 
@@ -35,4 +36,6 @@ export interface Ctx {
   /** Called at each named crash point; the driver kills the process there when armed. */
   crash: (point: string) => void;
   random: () => number;
+  /** Where committed changes are announced; optional so narrow tests can build a bare context. */
+  events?: ClientEvents;
 }

@@ -5,6 +5,7 @@
  */
 import type { Ctx } from './context.ts';
 import type { ClientError } from './errors.ts';
+import { emit } from './events.ts';
 import { assertTransition, type ClientState, isLegalTransition } from './state.ts';
 
 export interface Failure {
@@ -64,6 +65,11 @@ export class Lifecycle {
     this.log.push(to);
     this.logTimes.push(this.#ctx.clock.now());
     for (const l of this.listeners) l(from, to);
+    emit(this.#ctx, { kind: 'state_changed', from, to });
+    // A failure is announced only when it is newly stored, not when a restart re-enters a durable error.
+    if (to === 'error' && failure !== undefined) {
+      emit(this.#ctx, { kind: 'failure', operation: failure.operation, code: failure.code, retryable: failure.retryable, recoveryAction: failure.recoveryAction, message: failure.message });
+    }
   }
 
   /** Goes to `to`, passing through `ready` when there is no direct edge (for example pushing to rebuilding). */

@@ -7,6 +7,7 @@
 import { fromHex, scopeDigest, toHex } from '../../../harness/codec/index.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { emit } from '../events.ts';
 import { deleteRow, forgetVersion, isProtected } from './rows.ts';
 
 export interface ScopeRow {
@@ -60,14 +61,24 @@ export function removeScope(ctx: Ctx, scopeId: string): void {
   ctx.db.prepare(`DELETE FROM _synchro_backoff WHERE resume_state = 'rebuilding' AND work_identity LIKE ?`).run(`${scopeId}\u0000%`);
 }
 
+/** The scope's rebuild flag, or undefined when the client does not hold the scope. */
+function rebuildFlag(ctx: Ctx, scopeId: string): number | undefined {
+  return (ctx.db.prepare('SELECT rebuild_required FROM _synchro_scopes WHERE scope_id = ?').get(scopeId) as { rebuild_required: number } | undefined)?.rebuild_required;
+}
+
+/** `rebuild_requested` is raised when a scope starts needing a rebuild, not again while it still does. */
 export function addScope(ctx: Ctx, scopeId: string, cursor: string | null): void {
+  const before = rebuildFlag(ctx, scopeId);
   ctx.db
     .prepare('INSERT INTO _synchro_scopes(scope_id, cursor, rebuild_required) VALUES (?, ?, ?) ON CONFLICT(scope_id) DO UPDATE SET cursor = excluded.cursor, rebuild_required = excluded.rebuild_required')
     .run(scopeId, cursor, cursor === null ? 1 : 0);
+  if (cursor === null && before !== 1) emit(ctx, { kind: 'rebuild_requested', scopeID: scopeId });
 }
 
 export function markRebuild(ctx: Ctx, scopeId: string): void {
+  const before = rebuildFlag(ctx, scopeId);
   ctx.db.prepare('UPDATE _synchro_scopes SET cursor = NULL, checksum = NULL, rebuild_required = 1 WHERE scope_id = ?').run(scopeId);
+  if (before === 0) emit(ctx, { kind: 'rebuild_requested', scopeID: scopeId });
 }
 
 /**

@@ -8,8 +8,10 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { SchemaManifest } from '../../../harness/wire/generated.ts';
+import { markRebuild } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { durably, emit } from '../events.ts';
 import { type LocalSchema, localSchema, quoteIdent as q, sqliteType, verifyManifest } from '../local/manifest.ts';
 import { getMeta, setMeta } from '../local/metadata.ts';
 import { triggerDdl, triggerNames } from '../local/triggers.ts';
@@ -70,8 +72,9 @@ export function migrate(ctx: Ctx, manifest: SchemaManifest, cursorUpdates: Recor
       `INSERT INTO _synchro_migration_journal(id, source_version, source_hash, target_manifest_json, plan_json, plan_hash, phase) VALUES (1, ?, ?, ?, ?, ?, 'prepared')`,
     )
     .run(Number(getMeta(ctx.db, 'schema_version') ?? 0), getMeta(ctx.db, 'schema_hash') ?? '', JSON.stringify(manifest), JSON.stringify(plan), planHash(plan));
+  emit(ctx, { kind: 'schema_applying', version: manifest.schema_version, hash: manifest.schema_hash, resumed: false });
   ctx.crash('migration_prepared');
-  resumeMigration(ctx);
+  resumeMigration(ctx, true);
 }
 
 interface JournalRow {
@@ -81,8 +84,12 @@ interface JournalRow {
   phase: 'prepared' | 'ddl_applied';
 }
 
-/** Finishes a journalled migration, if one is pending. Returns whether one was. */
-export function resumeMigration(ctx: Ctx): boolean {
+/**
+ * Finishes a journalled migration, if one is pending. Returns whether one was.
+ * `announced` says the caller already raised `schema_applying` for it; a
+ * journal found on opening is announced here, as resumed.
+ */
+export function resumeMigration(ctx: Ctx, announced = false): boolean {
   const row = ctx.db.prepare('SELECT target_manifest_json, plan_json, plan_hash, phase FROM _synchro_migration_journal WHERE id = 1').get() as JournalRow | undefined;
   if (row === undefined) return false;
   let manifest: SchemaManifest;
@@ -96,6 +103,7 @@ export function resumeMigration(ctx: Ctx): boolean {
   if (planHash(plan) !== row.plan_hash) {
     throw new ClientError('schema', 'migration_journal_inconsistent', 'the journalled plan does not match its hash', false, 'schema_reset');
   }
+  if (!announced) emit(ctx, { kind: 'schema_applying', version: manifest.schema_version, hash: manifest.schema_hash, resumed: true });
   if (row.phase === 'prepared') {
     ctx.db.transaction(() => {
       for (const step of plan.steps) ctx.db.exec(step.sql);
@@ -103,17 +111,23 @@ export function resumeMigration(ctx: Ctx): boolean {
     })();
     ctx.crash('migration_ddl_applied');
   }
-  ctx.db.transaction(() => {
-    ctx.db.prepare('INSERT OR IGNORE INTO _synchro_schema_archives(schema_version, schema_hash, manifest_json) VALUES (?, ?, ?)').run(manifest.schema_version, manifest.schema_hash, JSON.stringify(manifest));
-    setMeta(ctx.db, 'schema_version', manifest.schema_version);
-    setMeta(ctx.db, 'schema_hash', manifest.schema_hash);
-    for (const [scope, cursor] of Object.entries(plan.cursorUpdates)) {
-      ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = ? WHERE scope_id = ?').run(cursor, cursor === null ? 1 : 0, scope);
-    }
-    for (const scope of plan.rebuildScopes) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = NULL, checksum = NULL, rebuild_required = 1 WHERE scope_id = ?').run(scope);
-    ctx.db.prepare('DELETE FROM _synchro_migration_journal WHERE id = 1').run();
-  })();
-  ctx.schema = localSchema(manifest);
+  // The in-memory schema switches inside the unit, so listeners hear schema_applied only once it is in use.
+  durably(ctx, () => {
+    ctx.db.transaction(() => {
+      ctx.db.prepare('INSERT OR IGNORE INTO _synchro_schema_archives(schema_version, schema_hash, manifest_json) VALUES (?, ?, ?)').run(manifest.schema_version, manifest.schema_hash, JSON.stringify(manifest));
+      setMeta(ctx.db, 'schema_version', manifest.schema_version);
+      setMeta(ctx.db, 'schema_hash', manifest.schema_hash);
+      for (const [scope, cursor] of Object.entries(plan.cursorUpdates)) {
+        const before = ctx.db.prepare('SELECT rebuild_required FROM _synchro_scopes WHERE scope_id = ?').get(scope) as { rebuild_required: number } | undefined;
+        ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = ? WHERE scope_id = ?').run(cursor, cursor === null ? 1 : 0, scope);
+        if (cursor === null && before?.rebuild_required === 0) emit(ctx, { kind: 'rebuild_requested', scopeID: scope });
+      }
+      for (const scope of plan.rebuildScopes) markRebuild(ctx, scope);
+      ctx.db.prepare('DELETE FROM _synchro_migration_journal WHERE id = 1').run();
+      emit(ctx, { kind: 'schema_applied', version: manifest.schema_version, hash: manifest.schema_hash });
+    })();
+    ctx.schema = localSchema(manifest);
+  });
   return true;
 }
 

@@ -9,6 +9,7 @@ import type { PushResponse } from '../../../harness/wire/generated.ts';
 import { applyServerRowKeepingIntent, forgetVersion, storeVersion, verifyRow, type WireRow } from '../apply/rows.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { durably, emit } from '../events.ts';
 import { type LocalSchema, localSchema, verifyManifest } from '../local/manifest.ts';
 import { serverApply } from '../local/metadata.ts';
 import { blockDependents, type MutationRecord, recordById } from './records.ts';
@@ -56,16 +57,19 @@ export function reconcilePush(ctx: Ctx, batch: SealedBatch, response: PushRespon
     if (table === undefined) throw mismatch(`outcome table ${o.table} is not in its schema`);
     verified.set(o.mutation_id, verifyRow('pushing', schema.hash, table, o.server_row, Object.values(o.pk)[0], o.server_version as string, o.row_checksum));
   }
-  serverApply(ctx.db, () => {
+  durably(ctx, () => serverApply(ctx.db, () => {
     const request = JSON.parse(batch.request_bytes.toString('utf8')) as { mutations: { mutation_id: string }[] };
     for (const { mutation_id } of request.mutations) {
       const o = outcomes.get(mutation_id) as Outcome;
       const rec = recordById(ctx, mutation_id);
       if (rec === undefined || rec.lifecycle_state !== 'sealed') continue; // already reconciled: an exact replay is applied once
       applyOutcome(ctx, rec, o, verified.get(mutation_id));
+      // Announced in request order, once the whole response has committed (the unit holds them until then).
+      if (o.status === 'applied') emit(ctx, { kind: 'mutation_accepted', mutationID: mutation_id, tableID: o.table, status: o.status, batchID: batch.batch_id });
+      else emit(ctx, { kind: 'mutation_rejected', mutationID: mutation_id, tableID: o.table, status: o.status, rejectionCode: o.code, batchID: batch.batch_id });
     }
     ctx.db.prepare(`UPDATE _synchro_push_batches SET state = 'completed', response_json = ? WHERE batch_id = ?`).run(JSON.stringify(response), batch.batch_id);
-  });
+  }));
 }
 
 function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: ReturnType<typeof verifyRow> | undefined): void {

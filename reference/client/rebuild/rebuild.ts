@@ -10,6 +10,7 @@ import { protectedRows, storeVersion, verifyRow, type WireRow, writeRow } from '
 import { addProvenance, clearScopeRows, localScopeDigest, markRebuild } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { durably, emit } from '../events.ts';
 import { getMeta, serverApply } from '../local/metadata.ts';
 import { recordIdOf } from '../local/values.ts';
 import { clearBackoff } from '../sync/backoff.ts';
@@ -131,7 +132,7 @@ export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: Re
  * discarded and the scope stays rebuild-required. Returns whether it matched.
  */
 export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
-  return serverApply(ctx.db, () => {
+  return durably(ctx, () => serverApply(ctx.db, () => {
     const a = attemptFor(ctx, scopeId);
     if (a === undefined || a.final_checksum === null) throw invalid('no final page to finish');
     const local = localScopeDigest(ctx, scopeId);
@@ -146,8 +147,9 @@ export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
     ctx.db
       .prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?')
       .run(a.final_cursor, a.final_checksum, local, scopeId);
+    emit(ctx, { kind: 'rebuild_completed', scopeID: scopeId });
     return true;
-  });
+  }));
 }
 
 /**

@@ -4,6 +4,7 @@
  * lower bound on the delay, never a replacement for it.
  */
 import type { Ctx } from '../context.ts';
+import { emit } from '../events.ts';
 import { fault } from '../faults.ts';
 import type { RetryClass } from './response.ts';
 
@@ -33,6 +34,7 @@ export function recordBackoff(ctx: Ctx, resume: BackoffRecord['resume_state'], i
   ctx.db
     .prepare('INSERT OR REPLACE INTO _synchro_backoff(id, resume_state, work_identity, retry_classification, attempt_count, next_retry_at_ms) VALUES (1, ?, ?, ?, ?, ?)')
     .run(resume, identity, cls, attempt, next);
+  emit(ctx, { kind: 'backoff', operation: resume, attempt, classification: cls, retryAt: next });
   return record;
 }
 

@@ -8,6 +8,7 @@ import type { ConnectResponse } from '../../../harness/wire/generated.ts';
 import { addScope, markRebuild, removeScope, scopes } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { durably } from '../events.ts';
 import { fault } from '../faults.ts';
 import { migrate } from '../journal/migration.ts';
 import { verifyManifest } from '../local/manifest.ts';
@@ -57,7 +58,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   }
   // The server's list is authoritative: exactly these scopes rebuild, never a local choice.
   const rebuild = schemaApplied && fault('rebuild-every-scope') ? scopes(ctx).map((s) => s.scope_id) : (response.affected_scopes ?? []); // fault: client:rebuild-every-scope
-  serverApply(ctx.db, () => {
+  durably(ctx, () => serverApply(ctx.db, () => {
     setMeta(ctx.db, 'client_generation', response.client_generation);
     for (const r of response.scopes.remove) removeScope(ctx, r);
     for (const a of response.scopes.add) addScope(ctx, a.id, a.cursor);
@@ -70,6 +71,6 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
     setMeta(ctx.db, 'needs_connect', null);
     setMeta(ctx.db, 'schema_reset', null);
     clearBackoff(ctx);
-  });
+  }));
   return { schemaApplied, response };
 }

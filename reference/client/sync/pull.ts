@@ -10,6 +10,7 @@ import { protectedRows, storeVersion, verifyRow, type WireRow, writeRow } from '
 import { addProvenance, addScope, dropProvenance, localScopeDigest, markRebuild, removeScope, scopes } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { durably } from '../events.ts';
 import { fault } from '../faults.ts';
 import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
 import { recordIdOf } from '../local/values.ts';
@@ -88,7 +89,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     const verified = c.row === undefined ? undefined : verifyRow('pulling', schema.hash, table, c.row, pk, c.server_version, c.row_checksum);
     return { change: c, table, recordId: recordIdOf(table.pk.type, pk), verified };
   });
-  return serverApply(ctx.db, () => {
+  return durably(ctx, () => serverApply(ctx.db, () => {
     for (const r of removed) removeScope(ctx, r);
     for (const a of page.scope_updates.add) addScope(ctx, a.id, null);
     setMeta(ctx.db, 'scope_set_version', page.scope_set_version);
@@ -124,5 +125,5 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     }
     clearBackoff(ctx);
     return { hasMore: page.has_more, mismatched };
-  });
+  }));
 }
