@@ -94,6 +94,8 @@ add('open', (p) => {
     clientId: String(p.clientId),
     appVersion: String(p.appVersion),
     bundledManifest: p.bundledManifest,
+    // A portable seed artifact to start from when the data directory holds no client database yet.
+    ...(typeof p.seedPath === 'string' ? { seedArtifact: p.seedPath } : {}),
     pullLimit: p.pullLimit as number | undefined,
     rebuildLimit: p.rebuildLimit as number | undefined,
     pushBatchSize: p.pushBatchSize as number | undefined,

@@ -4,6 +4,7 @@
  * owns capture, queueing, scheduling, verification and safe apply.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { type ClientConfig, type Clock, type Ctx, systemClock } from './context.ts';
 import { ClientError, SqlRefused } from './errors.ts';
@@ -14,6 +15,7 @@ import { Lifecycle } from './lifecycle.ts';
 import { guardStatement } from './local/app-sql.ts';
 import { verifyManifest } from './local/manifest.ts';
 import { getMeta, installMetadata, setMeta } from './local/metadata.ts';
+import { installSeedCopy, readSeedReceipts } from './local/seed.ts';
 import { validateGroup } from './queue/atomic.ts';
 import { finishRebuild } from './rebuild/rebuild.ts';
 import { type ClientState, isLegalTransition, isLegalTransitionFrom } from './state.ts';
@@ -33,6 +35,11 @@ export interface OpenOptions {
   pushBatchSize?: number;
   /** A manifest shipped with the application: allows offline writes before the first connect. */
   bundledManifest?: unknown;
+  /**
+   * A verified portable seed file: when `path` does not exist yet it becomes a
+   * checked copy of this file, a seeded client that has never connected.
+   */
+  seedArtifact?: string;
   clock?: Clock;
   random?: () => number;
   crash?: (point: string) => void;
@@ -84,6 +91,7 @@ export class SynchroClient {
   }
 
   static open(options: OpenOptions): SynchroClient {
+    if (options.seedArtifact !== undefined && options.path !== ':memory:' && !existsSync(options.path)) installSeedCopy(options.seedArtifact, options.path);
     const db = new Database(options.path);
     cacheStatements(db);
     db.pragma('journal_mode = WAL');
@@ -293,6 +301,10 @@ export class SynchroClient {
   }
   inspectRebuilds() {
     return inspect.inspectRebuilds(this.ctx);
+  }
+  /** Continuation receipts of an installed seed not yet presented to a connect. */
+  inspectSeedReceipts() {
+    return readSeedReceipts(this.ctx.db);
   }
   inspectBackoff() {
     return readBackoff(this.ctx) ?? null;

@@ -49,6 +49,7 @@ CREATE INDEX IF NOT EXISTS _synchro_scope_rows_by_row ON _synchro_scope_rows(tab
 CREATE TABLE IF NOT EXISTS _synchro_rebuild_attempts (scope_id TEXT PRIMARY KEY, rebuild_id TEXT NOT NULL, client_generation INTEGER NOT NULL, schema_version INTEGER NOT NULL, schema_hash TEXT NOT NULL, generation INTEGER NOT NULL, cursor TEXT, page_limit INTEGER NOT NULL, pages_applied INTEGER NOT NULL DEFAULT 0, final_cursor TEXT, final_checksum TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS _synchro_rebuild_page_receipts (rebuild_id TEXT NOT NULL, page INTEGER NOT NULL, request_json TEXT NOT NULL, response_json TEXT NOT NULL, is_final INTEGER NOT NULL, PRIMARY KEY (rebuild_id, page)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS _synchro_backoff (id INTEGER PRIMARY KEY CHECK (id = 1), resume_state TEXT NOT NULL, work_identity TEXT NOT NULL, retry_classification TEXT NOT NULL, attempt_count INTEGER NOT NULL, next_retry_at_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS _synchro_seed_receipts (scope_id TEXT PRIMARY KEY, receipt TEXT NOT NULL, schema_version INTEGER NOT NULL, schema_hash TEXT NOT NULL, cardinality INTEGER NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS _synchro_migration_journal (id INTEGER PRIMARY KEY CHECK (id = 1), source_version INTEGER NOT NULL, source_hash TEXT NOT NULL, target_manifest_json TEXT NOT NULL, plan_json TEXT NOT NULL, plan_hash TEXT NOT NULL, phase TEXT NOT NULL CHECK (phase IN ('prepared', 'ddl_applied')));
 `;
 

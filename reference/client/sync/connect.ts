@@ -13,6 +13,7 @@ import { fault } from '../faults.ts';
 import { migrate } from '../journal/migration.ts';
 import { verifyManifest } from '../local/manifest.ts';
 import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
+import { seedReceiptsMember, settleSeed } from '../local/seed.ts';
 import { clearBackoff } from './backoff.ts';
 import { readResponse } from './response.ts';
 
@@ -30,6 +31,8 @@ export function connectRequest(ctx: Ctx): Buffer {
   if (getMeta(ctx.db, 'schema_reset') === '1' && generation !== undefined && ctx.schema !== undefined) body.schema_reset = true;
   body.scope_set_version = Number(getMeta(ctx.db, 'scope_set_version') ?? 0);
   body.known_scopes = known;
+  const receipts = seedReceiptsMember(ctx);
+  if (receipts !== undefined) body.seed_receipts = receipts;
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
@@ -67,6 +70,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
       else ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(cursor, s);
     }
     for (const s of rebuild) markRebuild(ctx, s);
+    settleSeed(ctx, response);
     setMeta(ctx.db, 'scope_set_version', response.scope_set_version);
     setMeta(ctx.db, 'needs_connect', null);
     setMeta(ctx.db, 'schema_reset', null);

@@ -1,0 +1,143 @@
+/**
+ * The seed artifact builder on a real export: a clean build publishes a
+ * verified, self-contained file; every armed fault is refused by the check
+ * meant to catch it, with no artifact, the earlier file untouched and no
+ * temporary or sidecar file left behind.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
+import { verifySeedFile } from '../../reference/client/local/seed.ts';
+import { buildSeedArtifact, leftoverTemps } from '../../reference/seed-artifact/build.ts';
+import { type SeedCheck, SeedArtifactError } from '../../reference/seed-artifact/errors.ts';
+import { SEED_FAULTS, type SeedFault } from '../../reference/seed-artifact/faults.ts';
+import { useEnv } from '../reference-server/helpers.ts';
+import { withExportDb } from './fixtures.ts';
+
+const env = useEnv();
+
+const EXPECTED: Record<SeedFault, SeedCheck> = {
+  'drop-row': 'cardinality and digest',
+  'alter-value': 'row digest',
+  'drop-server-version': 'row version',
+  'alter-server-version': 'row digest',
+  'alter-row-checksum': 'row digest',
+  'skip-second-page': 'page sequence',
+  'repeat-first-page': 'page sequence',
+  'alter-receipt-cardinality': 'receipt',
+  'earlier-receipt': 'receipt',
+  'pending-mutation-row': 'queue and provenance',
+  'omit-provenance-row': 'queue and provenance',
+  'write-cursor': 'queue and provenance',
+  'corrupt-page': 'sqlite integrity',
+  'leave-wal': 'sidecar',
+  'alter-manifest-body': 'manifest hash',
+  'hash-other-bytes': 'artifact hash',
+  'kill-during-verify': 'verification not finished',
+};
+
+const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+function assertNoLeftovers(dir: string, out: string): void {
+  assert.deepEqual(leftoverTemps(out), []);
+  for (const f of readdirSync(dir)) assert.ok(!/-(wal|shm|journal)$/.test(f) && !f.includes('seed-tmp'), `unexpected file ${f}`);
+}
+
+test('a clean build publishes a verified file with no sidecar, matching its evidence, holding the seed and nothing else', async () => {
+  await withExportDb(env(), async (h, db, dir) => {
+    const out = join(dir, 'seed-1.sqlite');
+    const result = await buildSeedArtifact(db, { out, pageLimit: 2 });
+    assert.ok(existsSync(out));
+    assertNoLeftovers(dir, out);
+    assert.equal(result.sha256, sha(out), 'the evidence is the SHA-256 of the published bytes');
+    const file = new Database(out, { readonly: true, fileMustExist: true });
+    try {
+      assert.deepEqual(file.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
+      assert.equal(file.pragma('journal_mode', { simple: true }), 'delete');
+      const meta = Object.fromEntries((file.prepare('SELECT key, value FROM _synchro_meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+      assert.equal(meta.seed_snapshot_complete, result.exportId);
+      assert.equal(meta.client_id, undefined, 'a seed binds no client');
+      for (const t of ['_synchro_pending_changes', '_synchro_mutation_values', '_synchro_push_batches', '_synchro_scopes', '_synchro_rebuild_attempts']) {
+        assert.equal((file.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n, 0, `${t} is empty`);
+      }
+      const rows = file.prepare('SELECT id, title FROM items ORDER BY id').all();
+      assert.deepEqual(rows, ['c1', 'c2', 'c3', 'c4', 'c5'].map((id, k) => ({ id, title: ['one', 'two', 'three', 'four', 'five'][k] })));
+      const provenance = file.prepare("SELECT record_id FROM _synchro_scope_rows WHERE scope_id = 'catalog' ORDER BY record_id").all() as { record_id: string }[];
+      assert.deepEqual(provenance.map((r) => r.record_id), ['c1', 'c2', 'c3', 'c4', 'c5']);
+      const receipts = file.prepare('SELECT scope_id, receipt, cardinality FROM _synchro_seed_receipts').all() as { scope_id: string; receipt: string; cardinality: number }[];
+      assert.deepEqual(receipts.map((r) => [r.scope_id, r.cardinality, r.receipt.startsWith('sc1.')]), [['catalog', 5, true]]);
+      // The codec's digest over the file's rows and versions is the manifest's checksum.
+      const manifest = (await h.get('/sync/schema')).json.manifest;
+      const builder = new ScopeDigestBuilder(fromHex(manifest.schema_hash), 'catalog');
+      const versions = file.prepare('SELECT record_id, server_version FROM _synchro_row_versions').all() as { record_id: string; server_version: string }[];
+      for (const v of versions) {
+        const row = file.prepare('SELECT * FROM items WHERE id = ?').get(v.record_id) as Record<string, unknown>;
+        const table = manifest.tables[0];
+        const wire = Object.fromEntries(table.fields.map((f: { field_id: string; name: string }) => [f.field_id, row[f.name]]));
+        const { identity, digest } = digestRow({ schemaHash: manifest.schema_hash, table: readTableShape(table), row: wire, serverVersion: v.server_version });
+        builder.add(identity, digest);
+      }
+      assert.equal(toHex(builder.finish()), result.scopes[0]?.checksum);
+    } finally {
+      file.close();
+    }
+    assert.equal(verifySeedFile(out).exportId, result.exportId);
+  });
+});
+
+test('every armed fault is refused by its check: no artifact, the earlier file unchanged, nothing left behind', async () => {
+  await withExportDb(env(), async (_h, db, dir) => {
+    const out = join(dir, 'seed-1.sqlite');
+    await buildSeedArtifact(db, { out, pageLimit: 2 });
+    const before = sha(out);
+    for (const name of SEED_FAULTS) {
+      const error = await buildSeedArtifact(db, { out, pageLimit: 2, faults: [name] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof SeedArtifactError, `${name}: expected a refusal, got ${String(error)}`);
+      assert.equal(error.check, EXPECTED[name], `${name}: ${error.message}`);
+      assert.equal(sha(out), before, `${name}: the earlier artifact is untouched`);
+      assertNoLeftovers(dir, out);
+    }
+  });
+});
+
+test('a failed build into an empty destination leaves no file; an unknown fault name is an input error', async () => {
+  await withExportDb(env(), async (_h, db, dir) => {
+    const out = join(dir, 'seed-2.sqlite');
+    await assert.rejects(buildSeedArtifact(db, { out, pageLimit: 2, faults: ['alter-value'] }), SeedArtifactError);
+    assert.deepEqual(readdirSync(dir), []);
+    await assert.rejects(buildSeedArtifact(db, { out, faults: ['no-such-fault'] }), (e: unknown) => e instanceof SeedArtifactError && e.check === 'input');
+    await assert.rejects(buildSeedArtifact(db, { out, pageLimit: 0 }), (e: unknown) => e instanceof SeedArtifactError && e.check === 'input');
+    assert.deepEqual(readdirSync(dir), []);
+  });
+});
+
+function runCli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['reference/seed-artifact/main.ts', ...args], { env: { ...process.env, ...extraEnv } }, (error, stdout) => {
+      resolve({ code: error === null ? 0 : Number(error.code), stdout });
+    });
+  });
+}
+
+test('the command line publishes with evidence, and refuses an armed fault with exit status 3', async () => {
+  await withExportDb(env(), async (h, _db, dir) => {
+    const out = join(dir, 'seed.sqlite');
+    const clean = await runCli(['--database-url', h.url, '--out', out, '--page-limit', '2']);
+    assert.equal(clean.code, 0, clean.stdout);
+    assert.equal(JSON.parse(clean.stdout).sha256, sha(out));
+    const before = sha(out);
+    const refused = await runCli(['--database-url', h.url, '--out', out, '--page-limit', '2'], { SYNCHRO_SEED_FAULT: 'drop-row' });
+    assert.equal(refused.code, 3);
+    assert.equal(JSON.parse(refused.stdout).error.check, 'cardinality and digest');
+    assert.equal(sha(out), before);
+    assert.equal((await runCli(['--out', out])).code, 2);
+  });
+});
