@@ -9,7 +9,7 @@ import { validate } from '../../../harness/wire/index.ts';
 import { serverClock } from '../controls/clock.ts';
 import type { Admit } from '../http/admission.ts';
 import { integrityFailure, invalidRequest, SyncError } from '../http/errors.ts';
-import { serverTime } from '../push/handler.ts';
+import { serverTime } from '../controls/clock.ts';
 import type { ManifestStore } from '../registry/manifests.ts';
 import { reconcile } from './assignment.ts';
 import { bridgeCursors } from './bridge.ts';

@@ -17,6 +17,11 @@ export const serverClock = {
   },
 };
 
+/** An instant on the wire: UTC with six fractional digits (the clock has milliseconds, so the last three are zero). */
+export function serverTime(now = serverClock.now()): string {
+  return `${now.toISOString().slice(0, 23)}000Z`;
+}
+
 /** Moves the clock forward. Only the test controls call this. */
 export function advanceClock(milliseconds: number): void {
   if (!Number.isSafeInteger(milliseconds) || milliseconds < 0) throw new RangeError('the clock only advances by a non-negative whole number of milliseconds');

@@ -5,7 +5,7 @@
  */
 import type { ClientBase } from 'pg';
 import { formatLsn, parseLsn } from '../capture/lsn.ts';
-import { serverTime } from '../push/handler.ts';
+import { serverTime } from '../controls/clock.ts';
 import { comparePositions, type Position, positionJson, readPosition } from './position.ts';
 import { signToken, verifyToken } from './tokens.ts';
 

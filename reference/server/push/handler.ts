@@ -7,7 +7,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { batchFingerprint, canonicalJson, mutationFingerprint } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
-import { serverClock } from '../controls/clock.ts';
+import { serverTime } from '../controls/clock.ts';
 import { fault } from '../faults.ts';
 import type { Admit } from '../http/admission.ts';
 import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../http/errors.ts';
@@ -21,9 +21,6 @@ export interface PushResult {
 }
 
 /** Microsecond UTC time in the protocol's `Z` form. */
-export function serverTime(now = serverClock.now()): string {
-  return `${now.toISOString().slice(0, 23)}000Z`;
-}
 
 /** Raised inside the transaction when a concurrent request claimed the batch first; the lookup is redone. */
 class ClaimLost extends Error {}

@@ -22,7 +22,7 @@ import { type ClientState, capturePending, capturePendingError, gateClient } fro
 import { readBoundary, withClientSnapshot } from '../pull/handler.ts';
 import { type Position, positionJson, readPosition } from '../pull/position.ts';
 import { signToken, verifyToken } from '../pull/tokens.ts';
-import { serverTime } from '../push/handler.ts';
+import { serverTime } from '../controls/clock.ts';
 import type { Catalog, ManifestStore } from '../registry/manifests.ts';
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;

@@ -12,7 +12,7 @@ import { type ChecksumObject, canonicalJson, checksumObject, utf8Order } from '.
 import { fault } from '../faults.ts';
 import { digestOf, scopeRows } from '../pull/checksums.ts';
 import { readLineage } from '../pull/cursor.ts';
-import { serverTime } from '../push/handler.ts';
+import { serverTime } from '../controls/clock.ts';
 import { boundaryOf, positionJson } from '../pull/position.ts';
 import { loadTables, manifestTable, type TableDef } from '../registry/tables.ts';
 import { SeedRequestError } from './errors.ts';
