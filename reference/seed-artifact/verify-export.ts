@@ -12,7 +12,7 @@ import type { SchemaManifest } from '../../harness/wire/generated.ts';
 import { ClientError } from '../client/errors.ts';
 import { type LocalSchema, type LocalTable, localSchema, verifyManifest } from '../client/local/manifest.ts';
 import { recordIdOf } from '../client/local/values.ts';
-import { exportManifestHash, type ScopeEntry } from '../server/seed/manifest.ts';
+import { exportManifestHash, type ScopeEntry, scopeBinding } from '../server/seed/manifest.ts';
 import { SeedArtifactError } from './errors.ts';
 import type { ExportRun } from './export-run.ts';
 
@@ -94,15 +94,7 @@ function checkPages(run: ExportRun, entry: ScopeEntry): void {
         : sameMembers(payload, {
             kind: 'portable_seed_page',
             version: 1,
-            export_id: m.export_id,
-            export_manifest_hash: m.export_manifest_hash,
-            schema_hash: m.schema_hash,
-            scope_id: entry.id,
-            registry_generation: entry.registry_generation,
-            membership_generation: entry.membership_generation,
-            retention_generation: entry.retention_generation,
-            stream_generation: m.stream_generation,
-            snapshot_boundary: m.snapshot_boundary,
+            ...scopeBinding(m, entry),
             next_row_ordinal: String(ordinal),
             page_limit: String(m.page_limit),
           });
@@ -166,15 +158,7 @@ function checkReceipt(run: ExportRun, entry: ScopeEntry): void {
       : sameMembers(payload, {
           kind: 'portable_seed_continuation',
           version: 1,
-          export_id: m.export_id,
-          export_manifest_hash: m.export_manifest_hash,
-          schema_hash: m.schema_hash,
-          scope_id: entry.id,
-          registry_generation: entry.registry_generation,
-          membership_generation: entry.membership_generation,
-          retention_generation: entry.retention_generation,
-          stream_generation: m.stream_generation,
-          snapshot_boundary: m.snapshot_boundary,
+          ...scopeBinding(m, entry),
           cardinality: String(entry.cardinality),
           checksum: entry.checksum,
         });

@@ -46,6 +46,25 @@ export interface SeedManifest {
 
 export const MAX_PAGE_LIMIT = 1000;
 
+/**
+ * The members by which every token of an export names one of its scopes:
+ * page tokens and continuation receipts both carry exactly these, and a
+ * verifier compares them with the manifest.
+ */
+export function scopeBinding(m: Pick<SeedManifest, 'export_id' | 'export_manifest_hash' | 'schema_hash' | 'stream_generation' | 'snapshot_boundary'>, entry: Pick<ScopeEntry, 'id' | 'registry_generation' | 'membership_generation' | 'retention_generation'>) {
+  return {
+    export_id: m.export_id,
+    export_manifest_hash: m.export_manifest_hash,
+    schema_hash: m.schema_hash,
+    scope_id: entry.id,
+    registry_generation: entry.registry_generation,
+    membership_generation: entry.membership_generation,
+    retention_generation: entry.retention_generation,
+    stream_generation: m.stream_generation,
+    snapshot_boundary: m.snapshot_boundary,
+  };
+}
+
 /** The schema hash row and scope digests are computed under (the export's own). */
 export function digestSchemaHash(schemaHash: string): string {
   if (fault('seed-digest-wrong-schema')) return createHash('sha256').update(schemaHash).digest('hex'); // fault: server:seed-digest-wrong-schema

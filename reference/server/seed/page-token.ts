@@ -9,7 +9,7 @@ import type { ClientBase } from 'pg';
 import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { ExportState } from './export-session.ts';
 import { badToken } from './errors.ts';
-import type { ScopeEntry } from './manifest.ts';
+import { type ScopeEntry, scopeBinding } from './manifest.ts';
 import { macMatches, open, seal } from '../signed-token.ts';
 import { type SeedKey, seedKey } from './signed.ts';
 
@@ -41,16 +41,8 @@ export function pagePayload(state: ExportState, entry: ScopeEntry, ordinal: numb
     kind: 'portable_seed_page',
     version: 1,
     key_id: state.keyId,
-    export_id: m.export_id,
     transaction_nonce: state.nonce,
-    export_manifest_hash: m.export_manifest_hash,
-    schema_hash: m.schema_hash,
-    scope_id: entry.id,
-    registry_generation: entry.registry_generation,
-    membership_generation: entry.membership_generation,
-    retention_generation: entry.retention_generation,
-    stream_generation: m.stream_generation,
-    snapshot_boundary: m.snapshot_boundary,
+    ...scopeBinding(m, entry),
     next_row_ordinal: String(ordinal),
     page_limit: String(m.page_limit),
   };

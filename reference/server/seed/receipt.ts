@@ -10,7 +10,7 @@
  */
 import type { ClientBase } from 'pg';
 import { macMatches, open, seal } from '../signed-token.ts';
-import type { ScopeEntry, SeedManifest } from './manifest.ts';
+import { type ScopeEntry, type SeedManifest, scopeBinding } from './manifest.ts';
 import { type SeedKey, seedKey } from './signed.ts';
 
 const PREFIX = 'sc1';
@@ -58,15 +58,7 @@ export function issueReceipt(key: SeedKey, manifest: Omit<SeedManifest, 'portabl
     kind: 'portable_seed_continuation',
     version: 1,
     key_id: key.keyId,
-    export_id: manifest.export_id,
-    export_manifest_hash: manifest.export_manifest_hash,
-    schema_hash: manifest.schema_hash,
-    scope_id: entry.id,
-    registry_generation: entry.registry_generation,
-    membership_generation: entry.membership_generation,
-    retention_generation: entry.retention_generation,
-    stream_generation: manifest.stream_generation,
-    snapshot_boundary: manifest.snapshot_boundary,
+    ...scopeBinding(manifest, entry),
     cardinality: String(entry.cardinality),
     checksum: entry.checksum,
     issued_at: issuedAt,
