@@ -9,6 +9,7 @@ import type { ClientBase } from 'pg';
 import { canonicalJson, parseJson, rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
 import { wireRow } from '../push/rows.ts';
 import { quoteIdent, type TableDef } from '../registry/tables.ts';
+import { type ImpactRule, impactedRows, reevaluateImpacted } from './impact.ts';
 import { formatLsn } from './lsn.ts';
 import { CaptureFailure, type RowEvent, type SourceImage, type SourceTransaction, UNCHANGED } from './transaction.ts';
 
@@ -19,6 +20,8 @@ export interface RegisteredTable {
   name: string;
   membershipFunction: string | null;
   maxScopeFanout: number;
+  /** Dependencies that watch this relation: its changes re-evaluate their target rows (impact.ts). */
+  impacts?: ImpactRule[];
 }
 
 interface Projected {
@@ -149,6 +152,9 @@ export async function materializeTransaction(
     }
   }
 
+  // Before the projection records change: the old images of dependency rows are still there.
+  const impacted = await impactedRows(db, keys.map((k) => state.get(k) as Projected), tables, (id, pk) => priorProjection(db, id, pk));
+
   // 3. Evaluate membership on the final state and write net projections, edges and effects.
   let effectCount = 0;
   for (const key of keys) {
@@ -208,6 +214,10 @@ export async function materializeTransaction(
       if (!before.includes(scope)) await db.query('INSERT INTO synchro.membership_edges VALUES ($1, $2, $3)', [def.tableId, p.pkText, scope]);
     }
   }
+
+  // 3b. Rows named by impact functions: evaluated on the same final state, edge diffs only.
+  const lastOrdinal = events.reduce((m, ev) => Math.max(m, ev.ordinal), 0);
+  effectCount += await reevaluateImpacted(db, { generation, commit, eventOrdinal: lastOrdinal }, impacted, tables, (t, pk) => membership(db, t, pk));
 
   // 4. The transaction record and the progress row, in the same database transaction.
   await db.query(

@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { loadTables } from '../registry/tables.ts';
+import { loadImpactRules } from './impact.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
 import { materializeTransaction, type RegisteredTable } from './materialize.ts';
 import { discardInterruptedResets, resetStream, type StreamResetResult } from './stream-reset.ts';
@@ -157,7 +158,7 @@ export class CaptureWorker {
       );
       // Rows present before the slot existed enter the stream as baseline messages.
       await db.query('BEGIN');
-      await db.query("SELECT synchro.capture_baseline(table_id) FROM synchro.relations WHERE active AND kind = 'synced' ORDER BY table_id COLLATE \"C\"");
+      await db.query('SELECT synchro.capture_baseline(table_id) FROM synchro.relations WHERE active ORDER BY table_id COLLATE "C"');
       await db.query('COMMIT');
       return;
     }
@@ -206,16 +207,18 @@ export class CaptureWorker {
 
   private async tableLookup(): Promise<{ lookup: TableLookup; tables: Map<string, RegisteredTable> }> {
     const db = this.db as pg.Client;
-    const defs = await loadTables(db as unknown as pg.PoolClient);
+    // Capture dependencies are decoded and projected like synced tables; they have no scopes of their own.
+    const defs = await loadTables(db as unknown as pg.PoolClient, ['synced', 'capture_dependency']);
+    const impacts = await loadImpactRules(db);
     const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; max_scope_fanout: number }>(
-      "SELECT table_id, physical_relation_oid::int8::int AS oid, physical_schema, physical_relation, membership_function, max_scope_fanout FROM synchro.relations WHERE active AND kind = 'synced'",
+      'SELECT table_id, physical_relation_oid::int8::int AS oid, physical_schema, physical_relation, membership_function, max_scope_fanout FROM synchro.relations WHERE active',
     );
     const tables = new Map<string, RegisteredTable>();
     const byOid = new Map<number, RegisteredTable>();
     for (const r of rows) {
       const def = defs.get(r.table_id);
       if (def === undefined) continue;
-      const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, maxScopeFanout: r.max_scope_fanout };
+      const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, maxScopeFanout: r.max_scope_fanout, impacts: impacts.get(r.table_id) ?? [] };
       tables.set(r.table_id, t);
       byOid.set(t.oid, t);
     }

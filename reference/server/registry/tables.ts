@@ -105,7 +105,11 @@ interface Row {
   key_columns: string[];
 }
 
-export async function loadTables(db: PoolClient): Promise<Map<string, TableDef>> {
+/**
+ * Active registered tables. Every client-facing caller reads synced tables only (the default);
+ * the capture worker also loads capture dependencies, whose rows it projects but never publishes.
+ */
+export async function loadTables(db: PoolClient, kinds: readonly string[] = ['synced']): Promise<Map<string, TableDef>> {
   const { rows } = await db.query<Row>(`
     SELECT r.table_id, r.relation_id, r.physical_schema, r.physical_relation, r.pk_column, r.pk_field_id, r.pk_type,
            r.updated_at_column, r.deleted_at_column, r.push_policy, r.composition,
@@ -118,7 +122,7 @@ export async function loadTables(db: PoolClient): Promise<Map<string, TableDef>>
                   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1])
                   WHERE i.indrelid = r.physical_relation_oid AND i.indisunique AND i.indislive
                     AND i.indpred IS NULL AND i.indexprs IS NULL) AS key_columns
-      FROM synchro.relations r WHERE r.active AND r.kind = 'synced'`);
+      FROM synchro.relations r WHERE r.active AND r.kind = ANY ($1::text[])`, [kinds]);
   const out = new Map<string, TableDef>();
   // Manifest names are unique; a relation name used in two schemas is shown qualified.
   const uses = new Map<string, number>();

@@ -31,12 +31,15 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, synchro AS $$
 $$;
 
 -- Writes one validated registration and activates a new registry generation.
+-- A capture dependency (kind capture_dependency) has no client table: its
+-- internal table_id takes the prefix 'd', which no manifest ever carries.
 CREATE FUNCTION synchro.registry_activate(p_reg jsonb, p_fields jsonb) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
 DECLARE
   v_gen bigint;
+  v_kind text := coalesce(p_reg ->> 'kind', 'synced');
   v_seq bigint := nextval('synchro.logical_id_seq');
-  v_table text := 't' || v_seq;
+  v_table text := CASE WHEN v_kind = 'synced' THEN 't' ELSE 'd' END || v_seq;
   v_pk_field text;
   v_field jsonb;
   v_n int := 0;
@@ -59,7 +62,7 @@ BEGIN
   INSERT INTO synchro.relations (relation_id, table_id, registry_generation, kind, physical_schema, physical_relation,
     physical_relation_oid, replica_identity, pk_column, pk_field_id, pk_type, updated_at_column, deleted_at_column,
     push_policy, composition, membership_function, max_scope_fanout)
-  VALUES ('r' || v_seq, v_table, v_gen, 'synced', p_reg ->> 'schema', p_reg ->> 'relation', (p_reg ->> 'oid')::oid, 'd',
+  VALUES ('r' || v_seq, v_table, v_gen, v_kind, p_reg ->> 'schema', p_reg ->> 'relation', (p_reg ->> 'oid')::oid, 'd',
     p_reg ->> 'pk_column', v_pk_field, p_reg ->> 'pk_type', p_reg ->> 'updated_at', p_reg ->> 'deleted_at',
     p_reg ->> 'push_policy', p_reg ->> 'composition', p_reg ->> 'membership_function', (p_reg ->> 'max_scope_fanout')::int);
   v_n := 0;
@@ -105,32 +108,26 @@ BEGIN
 END
 $$;
 
--- Parameter names are the upstream ones, so callers can use named notation.
-CREATE FUNCTION synchro.synchro_register_table(
-  relation text,
-  membership_fn text DEFAULT NULL,
-  composition text DEFAULT 'single_scope',
-  pk_column text DEFAULT NULL,
-  updated_at_col text DEFAULT NULL,
-  deleted_at_col text DEFAULT NULL,
-  push_policy text DEFAULT 'enabled',
-  exclude_columns text[] DEFAULT NULL,
-  sync_columns text[] DEFAULT NULL,
-  max_scope_fanout integer DEFAULT 1000
+-- Registration of one relation, synced or capture-only (p_kind): both
+-- kinds share the name resolution, the key and replica identity rules, the
+-- fence, key guard and truncate guard triggers, the publication and the
+-- projection. Only a synced table is ever published to clients or pushed to.
+CREATE FUNCTION synchro.registration_register(
+  p_kind text,
+  p_relation text,
+  p_membership_fn text,
+  p_composition text,
+  p_pk_column text,
+  p_updated_at_col text,
+  p_deleted_at_col text,
+  p_push_policy text,
+  p_exclude_columns text[],
+  p_sync_columns text[],
+  p_max_scope_fanout integer
 ) RETURNS text
 LANGUAGE plpgsql SET search_path = pg_catalog, synchro AS $$
 #variable_conflict use_column
 DECLARE
-  p_relation ALIAS FOR $1;
-  p_membership_fn ALIAS FOR $2;
-  p_composition ALIAS FOR $3;
-  p_pk_column ALIAS FOR $4;
-  p_updated_at_col ALIAS FOR $5;
-  p_deleted_at_col ALIAS FOR $6;
-  p_push_policy ALIAS FOR $7;
-  p_exclude_columns ALIAS FOR $8;
-  p_sync_columns ALIAS FOR $9;
-  p_max_scope_fanout ALIAS FOR $10;
   v_parts text[];
   v_oid oid;
   v_count int;
@@ -248,10 +245,13 @@ BEGIN
   v_table := synchro.registry_activate(jsonb_build_object(
       'schema', v_schema, 'relation', v_name, 'oid', v_oid, 'pk_column', v_pk_att.attname, 'pk_type', v_pk_type,
       'updated_at', p_updated_at_col, 'deleted_at', p_deleted_at_col, 'push_policy', p_push_policy,
-      'composition', p_composition, 'membership_function', p_membership_fn, 'max_scope_fanout', p_max_scope_fanout),
+      'composition', p_composition, 'membership_function', p_membership_fn, 'max_scope_fanout', p_max_scope_fanout,
+      'kind', p_kind),
     v_fields);
 
   -- The push path runs as synchro_owner; it needs exactly these rights on the source relation.
+  -- A capture dependency gets the same ones (the baseline's share lock needs more than SELECT);
+  -- no push ever names it, since push resolves synced tables only.
   EXECUTE format('GRANT USAGE ON SCHEMA %I TO synchro_owner', v_schema);
   EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO synchro_owner', v_qualified);
   EXECUTE format('CREATE TRIGGER synchro_primary_key_guard BEFORE UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION synchro.synchro_primary_key_guard(%L)',
@@ -274,6 +274,25 @@ BEGIN
   -- Rows already present reach the projections through baseline messages in this transaction.
   PERFORM synchro.capture_baseline(v_table);
   RETURN v_table;
+END
+$$;
+
+-- Parameter names are the upstream ones, so callers can use named notation.
+CREATE FUNCTION synchro.synchro_register_table(
+  relation text,
+  membership_fn text DEFAULT NULL,
+  composition text DEFAULT 'single_scope',
+  pk_column text DEFAULT NULL,
+  updated_at_col text DEFAULT NULL,
+  deleted_at_col text DEFAULT NULL,
+  push_policy text DEFAULT 'enabled',
+  exclude_columns text[] DEFAULT NULL,
+  sync_columns text[] DEFAULT NULL,
+  max_scope_fanout integer DEFAULT 1000
+) RETURNS text
+LANGUAGE plpgsql SET search_path = pg_catalog, synchro AS $$
+BEGIN
+  RETURN synchro.registration_register('synced', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
 END
 $$;
 
