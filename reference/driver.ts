@@ -197,6 +197,8 @@ add('inspectScopes', () => need().inspectScopes());
 add('inspectProvenance', () => ({ provenance: need().inspectProvenance() }));
 add('inspectRebuilds', () => ({ rebuilds: need().inspectRebuilds() }));
 add('inspectRowVersions', () => ({ versions: need().inspectRowVersions() }));
+// Continuation receipts of an installed seed that no connect has presented yet (emptied by the first connect's answer).
+add('inspectSeedReceipts', () => ({ receipts: need().inspectSeedReceipts().map((r) => ({ scopeId: r.scopeId, receipt: r.receipt })) }));
 add('inspectBackoff', () => {
   const b = need().inspectBackoff();
   return {
@@ -220,7 +222,7 @@ add('validateTransition', (p) => {
  * while a sync is waiting on the network, so the harness can observe the
  * client in the middle of a request. Each reads in one SQLite transaction.
  */
-const READ_ONLY = new Set(['getStatus', 'snapshotDigest', 'inspectMutations', 'inspectRejections', 'inspectBatches', 'inspectScopes', 'inspectProvenance', 'inspectRebuilds', 'inspectRowVersions', 'inspectBackoff', 'validateTransition', 'crashPoints']);
+const READ_ONLY = new Set(['getStatus', 'snapshotDigest', 'inspectMutations', 'inspectRejections', 'inspectBatches', 'inspectScopes', 'inspectProvenance', 'inspectRebuilds', 'inspectRowVersions', 'inspectBackoff', 'inspectSeedReceipts', 'validateTransition', 'crashPoints']);
 
 function methodOf(line: string): unknown {
   try {

@@ -63,7 +63,7 @@ Feature: Seeded DB Is Cache Only
       Then the connect response lists "catalog_public" in "scopes.add" with cursor null
       And the response status of that connect is 200
       And the proxy recorded a rebuild of scope "catalog_public" from client "S" starting with "cursor" null
-      And client "S" installed a checksum for "catalog_public" only after the final rebuild page
+      And client "S" installed for "catalog_public" the checksum of the final rebuild page
 
   Rule: A seeded database uses no separate authority or sync mode
 
@@ -80,7 +80,7 @@ Feature: Seeded DB Is Cache Only
     Scenario: A seeded client without a valid credential gets nothing beyond its file
       Given client "S" of user "alice" is opened on a copy of seed artifact "seed-1.sqlite" with an invalid credential
       When client "S" syncs
-      Then the response status is 401 with error code "auth_required"
+      Then the connect of client "S" was answered 401 with error code "auth_required"
       And client "S" reports state "error" with a non-retryable failure of operation "connecting"
       And the proxy recorded no "push", "pull" or "rebuild" request from client "S"
       And client "S" inspection shows no cursor for "catalog_public"

@@ -31,6 +31,7 @@ export const CLIENT_METHODS = [
   'validateTransition',
   'inspectRowVersions',
   'inspectBackoff',
+  'inspectSeedReceipts',
   'snapshotDigest',
 ] as const;
 

@@ -145,7 +145,20 @@ export interface SeedExport {
  */
 export interface SeedControl {
   export(options?: { pageLimit?: number; scopes?: string[] }): Promise<SeedExport>;
+  /**
+   * Optional: builds a portable seed artifact (a client database file) from
+   * every portable scope and publishes it at `out` only after all of the
+   * exporter's checks pass. `faults` names exporter faults to inject (the
+   * adapter's own names, for the verified-artifact fault table). A refusal
+   * resolves `ok: false` with the check that refused; `out` is then as it was.
+   */
+  exportArtifact?(options: { out: string; pageLimit?: number; faults?: string[] }): Promise<SeedArtifactResult>;
 }
+
+/** What a seed artifact build reported: the release evidence and the manifest entry of each scope, or the refusing check. */
+export type SeedArtifactResult =
+  | { ok: true; sha256: string; schema: { version: number; hash: string }; scopes: { id: string; cardinality: number; checksum: string }[] }
+  | { ok: false; check: string; message: string };
 
 /** One scenario's server: isolated state, released by `close`. */
 export interface ServerAdapter {

@@ -106,6 +106,8 @@ const SWITCH_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'client:announce-malformed-app-version': 'the client announces a malformed app version instead of refusing to connect',
   'server:ignore-capture-pending': 'pull and rebuild ignore a pending capture of the client\'s accepted write and serve a page without it instead of 503 capture_pending',
   'server:seed-digest-wrong-schema': 'portable seed row and scope digests are computed under a hash other than the export\'s schema hash',
+  'server:seed-receipt-ignores-current-state': 'connect turns seed receipts into cursors without checking that schema, stream, registry and scope generations are still those of the export',
+  'client:seed-keeps-unassigned-scope': 'after the first connect the client keeps the seeded rows and provenance of a scope the server no longer assigns',
 };
 
 const MARK = /\/\/ fault: ((server|client):[a-z0-9-]+)/g;

@@ -58,6 +58,8 @@ test('the driver speaks the adapter protocol', async () => {
   assert.equal(status.statusTimes.length, status.statusLog.length);
   const m = await d.call<{ mutations: { columns: Record<string, unknown> }[] }>('inspectMutations');
   assert.deepEqual(m.mutations[0]?.columns, { paid: null, qty: null, title: 'q' });
+  // A client opened without a seed stores no continuation receipt.
+  assert.deepEqual(await d.call('inspectSeedReceipts'), { receipts: [] });
   await d.close();
 });
 

@@ -13,6 +13,7 @@ import type { ConnectResponse } from '../../../harness/wire/generated.ts';
 import { clearScopeRows, localScopeDigest } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { fault } from '../faults.ts';
 import { readLocalRow } from '../apply/rows.ts';
 import { type LocalSchema, localSchema, quoteIdent as q, verifyManifest } from './manifest.ts';
 
@@ -216,8 +217,9 @@ export function settleSeed(ctx: Ctx, response: ConnectResponse): void {
   for (const [s, c] of Object.entries(response.scope_cursor_updates)) cursors.set(s, c ?? null);
   for (const r of receipts) {
     const held = ctx.db.prepare('SELECT cursor FROM _synchro_scopes WHERE scope_id = ?').get(r.scopeId) as { cursor: string | null } | undefined;
-    if (held === undefined) clearScopeRows(ctx, r.scopeId);
-    else if (held.cursor !== null && cursors.get(r.scopeId) === held.cursor) {
+    if (held === undefined) {
+      if (!fault('seed-keeps-unassigned-scope')) clearScopeRows(ctx, r.scopeId); // fault: client:seed-keeps-unassigned-scope
+    } else if (held.cursor !== null && cursors.get(r.scopeId) === held.cursor) {
       ctx.db.prepare('UPDATE _synchro_scopes SET checksum = ?, local_checksum = ? WHERE scope_id = ?').run(r.checksum, localScopeDigest(ctx, r.scopeId), r.scopeId);
     }
   }
