@@ -67,6 +67,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
   FROM synchro.manifests m ORDER BY m.schema_version DESC LIMIT 1;
 $$;
 
+-- Synced tables only: a capture dependency has no client surface.
 CREATE FUNCTION synchro.synchro_tables() RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
   SELECT jsonb_build_object(
@@ -75,7 +76,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
         'pk_column', r.pk_column, 'updated_at_column', r.updated_at_column, 'deleted_at_column', r.deleted_at_column,
         'sync_columns', (SELECT coalesce(jsonb_agg(f.column_name ORDER BY f.column_name), '[]'::jsonb) FROM synchro.fields f WHERE f.table_id = r.table_id),
         'exclude_columns', '[]'::jsonb) ORDER BY r.physical_relation COLLATE "C")
-      FROM synchro.relations r WHERE r.active), '[]'::jsonb),
+      FROM synchro.relations r WHERE r.active AND r.kind = 'synced'), '[]'::jsonb),
     'server_time', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'schema_version', m.schema_version, 'schema_hash', m.schema_hash)
   FROM (SELECT schema_version, schema_hash FROM synchro.manifests ORDER BY schema_version DESC LIMIT 1) m;
