@@ -424,6 +424,11 @@ export class CaptureWorker {
     }
     // The poll in flight fails on its dead session (and is only logged); wait so no stale work overlaps a restart.
     await this.running;
+    await this.closeSessions();
+  }
+
+  /** Ends the worker's two sessions (already dead after a kill, which is harmless). */
+  private async closeSessions(): Promise<void> {
     await this.listener?.end().catch(() => undefined);
     await this.db?.end().catch(() => undefined);
     this.listener = undefined;
@@ -432,12 +437,7 @@ export class CaptureWorker {
 
   /** Test control: carry on after `pause`, or reconnect after `kill`; either way from the durable progress. */
   async resume(): Promise<void> {
-    if (this.killed) {
-      this.killed = false;
-      this.paused = false;
-      await this.start();
-      return;
-    }
+    if (this.killed) return this.reopen();
     this.paused = false;
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now()");
     this.kick();
@@ -458,13 +458,10 @@ export class CaptureWorker {
     }
   }
 
-  /** Closes the worker's sessions after a pause and starts again from the durable progress. */
+  /** Closes the worker's sessions after a pause or a kill and starts again from the durable progress. */
   private async reopen(): Promise<void> {
     clearInterval(this.heartbeat);
-    await this.listener?.end().catch(() => undefined);
-    await this.db?.end().catch(() => undefined);
-    this.listener = undefined;
-    this.db = undefined;
+    await this.closeSessions();
     this.killed = false;
     this.paused = false;
     await this.start();
@@ -480,7 +477,6 @@ export class CaptureWorker {
     clearInterval(this.heartbeat);
     await this.running;
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()").catch(() => undefined);
-    await this.listener?.end().catch(() => undefined);
-    await this.db?.end().catch(() => undefined);
+    await this.closeSessions();
   }
 }
