@@ -29,10 +29,10 @@ export async function startBench(name: string): Promise<Bench> {
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
   await sql.query(`CREATE TABLE public.items (id text PRIMARY KEY, grp integer NOT NULL, label text NOT NULL, qty integer);
-    CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-    BEGIN
-      RETURN QUERY SELECT CASE WHEN grp = 0 THEN 'user:bench' ELSE 's' || grp END FROM synchro_projection.items WHERE id = p_id;
-    END $$;
+    SELECT synchro.synchro_prepare_projection_view('public.items');
+    CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT CASE WHEN grp = 0 THEN 'user:bench' ELSE 's' || grp END FROM synchro_projection.items WHERE id = p_id;
+    END;
     SELECT synchro.synchro_register_table('public.items', membership_fn => 'public.item_scopes');
     SELECT synchro.synchro_register_shared_scope(s) FROM unnest(ARRAY['s1', 's2', 's3']) s;`);
   const server = await startServer({ databaseUrl: url, jwtSecret: 'bench', log: () => undefined, capture: true });

@@ -12,14 +12,14 @@ Feature: Dependency Driven Membership Propagation
   per transaction, and the quarantine when impact evaluation fails.
 
   Background:
-    Given a registered table "comments" with columns:
+    Given a capture-only dependency registration for table "public.projects" with key column "id" and captured fields "team"
+    And a registered table "comments" with columns:
       | column     | type   | key |
       | id         | string | yes |
       | project_id | string | no  |
       | body       | string | no  |
-    And a capture-only dependency registration for table "public.projects" with key column "id" and captured fields "team"
     And table "comments" places each row in the scope "team:{team}" of the "public.projects" row whose "id" equals its "project_id"
-    And the dependency of "comments" on "public.projects" has an impact function returning the comments whose "project_id" equals the old or new project "id"
+    And the dependency of "comments" on "public.projects" has an impact function returning the comments whose "project_id" equals the old or new project "id", with max_impact_rows 3
     And user "alice" is assigned scope "team:red"
     And user "bob" is assigned scope "team:blue"
     And the harness has committed and capture has materialized:
@@ -55,10 +55,10 @@ Feature: Dependency Driven Membership Propagation
     @cap:provision @cap:sourceSql @cap:capture
     Scenario: a sibling dependency in the same relation is followed through its self-impact declaration
       Given a registered table "tasks" with columns:
-        | column    | type   | key |
-        | id        | string | yes |
-        | parent_id | string | no  |
-        | owner_id  | string | no  |
+        | column    | type   | key | nullable |
+        | id        | string | yes | no       |
+        | parent_id | string | no  | yes      |
+        | owner_id  | string | no  | yes      |
       And table "tasks" places each row in scope "user:{owner_id}" of its root task, found through "parent_id"
       And the dependency of "tasks" on itself has a self-impact function returning the children of the old and new row
       And user "alice" is assigned scope "user:alice"
@@ -101,11 +101,11 @@ Feature: Dependency Driven Membership Propagation
 
     @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario: after each transaction the stored edges equal a from-scratch evaluation
-      When the harness commits on the source database:
+      When the harness commits on the source database and records the commit position as "T1":
         """
         UPDATE public.projects SET team = 'blue' WHERE id = 'p-1';
         """
-      And the harness commits on the source database:
+      And the harness commits on the source database and records the commit position as "T2":
         """
         UPDATE public.comments SET project_id = 'p-2' WHERE id = 'c-1';
         """
@@ -171,4 +171,4 @@ Feature: Dependency Driven Membership Propagation
         | raises an error                                          |
         | returns a row reference with pk_type "int" for a string key |
         | returns a row reference to table "tbl_other"             |
-        | returns more rows than its max_impact_rows of 2          |
+        | returns more rows than its max_impact_rows of 3          |

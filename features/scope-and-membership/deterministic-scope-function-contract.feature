@@ -54,7 +54,7 @@ Feature: Deterministic Scope Function Contract
         | returns a single text               | app.f_scalar      | 10     | invalid_scope_function | CREATE FUNCTION app.f_scalar(p_row_key text) RETURNS text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'user:x'; END; |
         | is named without its schema         | f_unqualified     | 10     | invalid_scope_function | CREATE FUNCTION public.f_unqualified(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'user:x'; END; |
         | reads the live table public.tasks   | app.f_live        | 10     | undeclared_dependency  | CREATE FUNCTION app.f_live(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'user:' \|\| owner_id FROM public.tasks WHERE id = p_row_key; END; |
-        | reads an undeclared projection      | app.f_undeclared  | 10     | undeclared_dependency  | CREATE FUNCTION app.f_undeclared(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'team:' \|\| team FROM synchro_projection.memberships WHERE user_id = p_row_key; END; |
+        | reads an undeclared projection      | app.f_undeclared  | 10     | undeclared_dependency  | CREATE TABLE app.memberships (user_id text PRIMARY KEY, team text NOT NULL); SELECT synchro.synchro_prepare_projection_view('app.memberships'); CREATE FUNCTION app.f_undeclared(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'team:' \|\| team FROM synchro_projection.memberships WHERE user_id = p_row_key; END; |
         | reads the wall clock                | app.f_clock       | 10     | invalid_scope_function | CREATE FUNCTION app.f_clock(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'day:' \|\| extract(dow FROM now())::text; END; |
         | reads the caller identity           | app.f_caller      | 10     | invalid_scope_function | CREATE FUNCTION app.f_caller(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'user:' \|\| current_user::text; END; |
         | reads a setting                     | app.f_setting     | 10     | invalid_scope_function | CREATE FUNCTION app.f_setting(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'user:' \|\| current_setting('app.tenant'); END; |
@@ -67,6 +67,7 @@ Feature: Deterministic Scope Function Contract
     @negative @cap:provision @cap:sourceSql @cap:inspect
     Scenario Outline: a dependency declaration that <breaks> is refused
       Given a table "public.projects" with key column "id" that is <registration>
+      And the harness records the active registry generation as "before"
       When the operator declares a dependency of table "tasks" on "public.projects" with <impact> and max_impact_rows <bound>
       Then the registration fails with error code "invalid_registration" and reason "<reason>"
       And server inspection shows the active registry generation equal to "before"
@@ -77,7 +78,18 @@ Feature: Deterministic Scope Function Contract
         | has no impact function                         | registered as a capture-only dependency        | no impact function                                       | 100   | undeclared_dependency  |
         | has an impact function with a wrong signature  | registered as a capture-only dependency        | impact function "app.impact_text" taking (text, text)    | 100   | invalid_scope_function |
         | has a zero impact bound                        | registered as a capture-only dependency        | impact function "app.project_impact"                     | 0     | invalid_limit          |
-        | uses a capture-only registration that carries a table ID | registered as a capture-only dependency with table ID "tbl_projects" | impact function "app.project_impact" | 100 | invalid_scope_function |
+
+    # A capture-only registration never has a table ID of its own, so it
+    # cannot be offered to clients; a declaration on it that meets the
+    # contract is what activates.
+    @cap:provision @cap:sourceSql @cap:inspect
+    Scenario: a conforming dependency declaration on a capture-only registration activates, and the dependency stays off the wire
+      Given a table "public.projects" with key column "id" that is registered as a capture-only dependency
+      And the harness records the active registry generation as "before"
+      When the operator declares a dependency of table "tasks" on "public.projects" with impact function "app.project_impact" and max_impact_rows 100
+      Then the registration succeeds
+      And server inspection shows an active registry generation newer than "before"
+      And the published schema manifest has no table for relation "public.projects"
 
   Rule: no activation follows a contract violation
 

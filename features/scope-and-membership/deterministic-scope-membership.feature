@@ -93,6 +93,15 @@ Feature: Deterministic Scope Membership
 
     @negative @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario: a membership function whose answer depends on the moment of evaluation is refused at registration
-      When the operator registers table "tasks" with a membership function that returns "user:" || owner_id when the current second is even and "team:" || team otherwise
+      Given the source database has functions:
+        """
+        CREATE FUNCTION app.tasks_by_second(p_row_key text) RETURNS SETOF text LANGUAGE sql STABLE
+          BEGIN ATOMIC
+            SELECT CASE WHEN extract(second FROM now())::integer % 2 = 0 THEN 'user:' || owner_id ELSE 'team:' || team END
+              FROM synchro_projection.tasks WHERE id = p_row_key;
+          END;
+        """
+      And the harness records the active registry generation as "before"
+      When the operator registers "app.tasks_by_second" as the membership function of table "tasks" with max_scope_fanout 10
       Then the registration fails with error code "invalid_registration" and reason "invalid_scope_function"
-      And no new active registry generation exists
+      And server inspection shows the active registry generation equal to "before"

@@ -29,8 +29,8 @@ Feature: Membership Generation Invalidation
     And user "alice" is assigned scope "team:red"
     And the harness has committed and capture has materialized:
       """
-      INSERT INTO public.tasks (id, owner_id, team) VALUES ('t-1', 'alice', 'red'), ('t-2', 'bob', 'red');
-      INSERT INTO public.templates (id, title) VALUES ('tpl-1', 'checklist');
+      INSERT INTO public.tasks (id, owner_id, team) VALUES ('t-1', 'alice', 'red'), ('t-2', 'bob', 'red'), ('t-3', 'alice', 'blue');
+      INSERT INTO public.templates (id, title) VALUES ('tpl-1', 'checklist'), ('tpl-3', 'agenda');
       """
     And client "A" of user "alice" has connected and rebuilt every assigned scope
     And the harness records the cursors client "A" inspects as "old"

@@ -14,7 +14,7 @@ async function call(baseUrl: string, path: string, body?: unknown, timeoutMs = 3
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-/** The reference serves every capture control: waiting, stop, kill, restart, poison and stream reset. */
+/** The reference serves every capture control: waiting, stop, kill (also at a crash point), restart, poison and stream reset. */
 export type ReferenceCapture = Required<CaptureControl>;
 
 export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl; capture: ReferenceCapture } {
@@ -35,6 +35,9 @@ export function referenceControls(baseUrl: string): { clock: ClockControl; clien
       },
       injectPoison: async () => {
         await call(baseUrl, '/__test/capture/poison', {});
+      },
+      killWorkerAt: async (point) => {
+        await call(baseUrl, '/__test/capture/crash-at', { point });
       },
       resetStream: async () => {
         await call(baseUrl, '/__test/capture/reset', {});

@@ -59,6 +59,9 @@ export interface SchemaControl {
   tables(): Promise<unknown>;
 }
 
+/** The points inside one transaction's boundary, slot and acknowledgement steps where a crash can be arranged. */
+export type CaptureCrashPoint = 'after-materialization-commit' | 'after-slot-advance' | 'after-acknowledgement';
+
 /** Change capture control (the WAL worker of the reference). */
 export interface CaptureControl {
   /**
@@ -80,6 +83,13 @@ export interface CaptureControl {
   restartWorker?(): Promise<void>;
   /** Makes the next source transaction with row events fail, so it is quarantined and blocks later ones until a retry succeeds. */
   injectPoison?(): Promise<void>;
+  /**
+   * Kills the worker (as killWorker) at `point` of the next source
+   * transaction with row events it materializes: right after the
+   * materialization commit, after the slot advance, or after the
+   * acknowledgement record. Resolves once armed; restartWorker recovers.
+   */
+  killWorkerAt?(point: CaptureCrashPoint): Promise<void>;
   /**
    * The operator's stream reset: a new stream generation whose baseline is the
    * source state at one boundary, leaving any quarantine behind. Every earlier

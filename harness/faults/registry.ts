@@ -107,6 +107,10 @@ const SWITCH_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'server:ignore-capture-pending': 'pull and rebuild ignore a pending capture of the client\'s accepted write and serve a page without it instead of 503 capture_pending',
   'server:seed-digest-wrong-schema': 'portable seed row and scope digests are computed under a hash other than the export\'s schema hash',
   'server:seed-receipt-ignores-current-state': 'connect turns seed receipts into cursors without checking that schema, stream, registry and scope generations are still those of the export',
+  'server:scope-function-contract-unchecked': 'registration takes membership and impact functions of any language, volatility and security mode, whatever built-ins they call',
+  'server:invalid-scope-as-empty': 'capture drops a NULL, empty or blank membership result instead of failing the evaluation, so a row can quietly lose every scope',
+  'server:cursor-ignores-membership-generation': 'pull accepts an incremental cursor minted under an older membership generation of its scope and serves changes from it instead of sending the scope to rebuild',
+  'server:impact-new-image-only': 'impact functions receive only the new image of a changed dependency row (null as the old one), so rows only the old image named are not re-evaluated',
   'client:seed-keeps-unassigned-scope': 'after the first connect the client keeps the seeded rows and provenance of a scope the server no longer assigns',
 };
 

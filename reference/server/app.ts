@@ -8,7 +8,8 @@ import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
 import { createControls } from './controls/routes.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
-import { installSchema } from './db/install.ts';
+import { fault } from './faults.ts';
+import { installSchema, waiveScopeFunctionContract } from './db/install.ts';
 import { Admission } from './http/admission.ts';
 import { createSyncServer } from './http/server.ts';
 import { ManifestStore } from './registry/manifests.ts';
@@ -42,6 +43,7 @@ export interface StartOptions {
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   await installSchema(options.databaseUrl);
+  if (fault('scope-function-contract-unchecked')) await waiveScopeFunctionContract(options.databaseUrl); // fault: server:scope-function-contract-unchecked
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
   pool.on('error', () => undefined);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));

@@ -19,8 +19,8 @@ CREATE TABLE IF NOT EXISTS demo.tags (
   id bigint PRIMARY KEY,
   label text NOT NULL
 );
-CREATE OR REPLACE FUNCTION demo.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql IMMUTABLE AS $$ SELECT 'catalog_public' $$;
-CREATE OR REPLACE FUNCTION demo.tag_scopes(p_id bigint) RETURNS SETOF text LANGUAGE sql IMMUTABLE AS $$ SELECT 'catalog_public' $$;`;
+CREATE OR REPLACE FUNCTION demo.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'catalog_public'; END;
+CREATE OR REPLACE FUNCTION demo.tag_scopes(p_id bigint) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'catalog_public'; END;`;
 
 export async function installDemo(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });

@@ -62,10 +62,15 @@ function scopeExpression(template: string): string {
 
 const membershipFunctionName = (table: TableSpec) => `public.${table.name}_scopes`;
 
+/** Creates the table's projection ahead of registration, so a function body can name it; repeating it changes nothing. */
+const prepareProjectionSql = (table: TableSpec) => `SELECT synchro.synchro_prepare_projection_view(${literal(`public.${ident(table.name)}`)});`;
+
 /**
  * The membership function of a table: the scopes of each of its placements,
  * read from the capture's projection of the row (the transaction's final
- * state), never from the live source table.
+ * state), never from the live source table. The body is SQL-standard
+ * (BEGIN ATOMIC), as the scope function contract asks, so the projection it
+ * names must exist before the function is created.
  */
 function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE' | 'CREATE OR REPLACE', name = membershipFunctionName(table)): string {
   const source = `synchro_projection.${ident(table.name)}`;
@@ -73,11 +78,9 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
   ];
-  return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $fn$
-BEGIN
-  RETURN QUERY ${branches.join('\n  UNION ')};
-END
-$fn$;`;
+  return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  ${branches.join('\n  UNION ')};
+END;`;
 }
 
 export class ScenarioModel {
@@ -116,7 +119,7 @@ export class ScenarioModel {
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')});`;
       const placed = table.placements.length > 0 || table.conditional.length > 0;
       const membershipFunction = placed ? membershipFunctionName(table) : null;
-      if (placed) sql += `\n${membershipFunctionSql(table, key, 'CREATE')}`;
+      if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
         relation: `public.${table.name}`,

@@ -158,6 +158,39 @@ test('poison quarantines the next transaction without row data, blocks later one
   });
 });
 
+for (const point of ['after-materialization-commit', 'after-slot-advance', 'after-acknowledgement'] as const) {
+  test(`a worker killed ${point} recovers on start with each transaction materialized once`, async () => {
+    await withControls(async (h) => {
+      await h.sql.query(`INSERT INTO public.notes (id) VALUES ('c0')`);
+      assert.equal((await catchUp(h)).status, 200);
+      const armed = await h.control('/__test/capture/crash-at', { point });
+      assert.deepEqual(armed.json, { crash_armed: point });
+      await h.sql.query(`INSERT INTO public.notes (id) VALUES ('c1')`);
+      // The crash shows as the worker's sessions gone and catch-up refused.
+      const deadline = Date.now() + 15_000;
+      let refused = await catchUp(h);
+      while (refused.status === 200 && Date.now() < deadline) refused = await catchUp(h);
+      assert.equal(refused.status, 409, refused.text);
+      const durable = await h.sql.query("SELECT count(*)::int AS n FROM synchro.scope_effects WHERE pk_text = 'c1'");
+      // The materialization committed before every crash point.
+      assert.equal(durable.rows[0].n, 1);
+      await h.sql.query(`INSERT INTO public.notes (id) VALUES ('c2')`);
+      assert.deepEqual(await control(h, 'start'), { worker: 'running' });
+      assert.equal((await catchUp(h)).status, 200);
+      assert.deepEqual(await effectsOf(h, ['c0', 'c1', 'c2']), ['c0', 'c1', 'c2']);
+      const tx = await h.sql.query('SELECT count(*)::int AS n, count(DISTINCT commit_lsn)::int AS d FROM synchro.wal_transactions');
+      assert.equal(tx.rows[0].n, tx.rows[0].d);
+    });
+  });
+}
+
+test('a crash point must be one of the known points', async () => {
+  await withControls(async (h) => {
+    assert.equal((await h.control('/__test/capture/crash-at', { point: 'before-commit' })).status, 400);
+    assert.equal((await h.control('/__test/capture/crash-at', {})).status, 400);
+  });
+});
+
 test('the worker controls need a capture worker and an empty body', async () => {
   const h = await freshServer(env(), OWNED_NOTES_SQL, { start: { testControls: true } });
   try {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { test } from 'node:test';
@@ -5,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startServer } from '../../reference/server/app.ts';
 import { CapturePoisoned } from '../../reference/server/capture/worker.ts';
+import { pull, rebuildBody } from './sync-flow.ts';
 import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, SECRET, useEnv } from './helpers.ts';
 
 const env = useEnv();
@@ -13,12 +15,11 @@ const env = useEnv();
 const SETUP = `
 CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
   n integer, meta jsonb, updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
-CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id
+SELECT synchro.synchro_prepare_projection_view('public.notes');
+CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id
     UNION ALL SELECT 'shared' FROM synchro_projection.notes WHERE id = p_id AND body LIKE 'shared%';
-END
-$$;
+END;
 INSERT INTO public.notes (id, owner, body) VALUES ('before', 'u1', 'present at registration');
 SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes', composition => 'multi_scope',
   updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');
@@ -165,11 +166,11 @@ test('a poison transaction is quarantined once without row data, blocks later on
   await withCapture(async (h) => {
     await catchUp(h);
     const marker = 'zz-marker-7f3a-zz';
-    await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-      BEGIN
-        IF p_id LIKE '%zz-marker%' THEN RAISE EXCEPTION 'cannot place %', p_id; END IF;
-        RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
-      END $$`);
+    // The marked row makes the integer cast fail when the function places it.
+    await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT CASE WHEN p_id LIKE '%zz-marker%' THEN ('cannot place ' || p_id)::integer::text ELSE 'user:' || owner END
+        FROM synchro_projection.notes WHERE id = p_id;
+      END`);
     await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ($1, $1)`, [marker]);
     await h.sql.query(`INSERT INTO public.notes (id) VALUES ('good')`);
     await assert.rejects(catchUp(h), CapturePoisoned);
@@ -185,9 +186,17 @@ test('a poison transaction is quarantined once without row data, blocks later on
     await assert.rejects(catchUp(h), CapturePoisoned);
     assert.equal((await h.sql.query("SELECT processed_end_lsn::text AS p FROM synchro.wal_progress")).rows[0].p, before.rows[0].p);
     assert.equal((await h.sql.query('SELECT count(*)::int AS n FROM synchro.wal_poison')).rows[0].n, 1);
+    // Pull and rebuild serve nothing while capture is blocked, and say only that.
+    const s = await connect(h);
+    const blocked = await pull(h, s, { 'user:u1': null });
+    assert.equal(blocked.status, 503, blocked.text);
+    assert.deepEqual(blocked.json, { error: { code: 'temporary_unavailable', message: 'capture is blocked', retryable: true, reason: 'capture_blocked' } });
+    const rebuild = await h.post('/sync/rebuild', rebuildBody(s, 'user:u1', randomUUID(), null, 10));
+    assert.equal(rebuild.status, 503, rebuild.text);
+    assert.equal(rebuild.json.error.reason, 'capture_blocked');
 
-    await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-      BEGIN RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id; END $$`);
+    await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id; END`);
     assert.equal((await h.sql.query('SELECT synchro.synchro_retry_wal_poison() AS r')).rows[0].r, true);
     await catchUp(h);
     const after = await h.sql.query('SELECT lifecycle, commit_lsn::text AS lsn FROM synchro.wal_poison');
@@ -195,6 +204,7 @@ test('a poison transaction is quarantined once without row data, blocks later on
     const delivered = await effects(h, "pk_text IN ('good', 'later', 'zz-marker-7f3a-zz')");
     assert.deepEqual(delivered.map((e) => e.pk), [marker, 'good', 'later']);
     assert.equal(delivered[0].lsn, after.rows[0].lsn);
+    assert.equal((await pull(h, s, { 'user:u1': null })).status, 200);
   });
 });
 

@@ -17,11 +17,11 @@ function projectSetup(impactFn: string, bound = 1000, rows = true): string {
 CREATE TABLE public.projects (id text PRIMARY KEY, team text NOT NULL);
 CREATE TABLE public.tasks (id text PRIMARY KEY, project_id text NOT NULL, title text NOT NULL DEFAULT '');
 SELECT synchro.synchro_register_capture_dependency('public.projects');
-CREATE FUNCTION public.task_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'team:' || p.team FROM synchro_projection.tasks t JOIN synchro_projection.projects p ON p.id = t.project_id WHERE t.id = p_id;
-END
-$$;
+SELECT synchro.synchro_prepare_projection_view('public.tasks');
+-- Reads the projects projection: the dependency declared below, in the same transaction, makes that legal.
+CREATE FUNCTION public.task_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'team:' || p.team FROM synchro_projection.tasks t JOIN synchro_projection.projects p ON p.id = t.project_id WHERE t.id = p_id;
+END;
 SELECT synchro.synchro_register_table('public.tasks', membership_fn => 'public.task_scopes');
 SELECT synchro.synchro_register_shared_scope('team:A');
 SELECT synchro.synchro_register_shared_scope('team:B');
@@ -31,21 +31,24 @@ DECLARE
 BEGIN
   -- Old and new image: the tasks of the project before and after the change.
   EXECUTE format($f$CREATE FUNCTION public.project_tasks(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref
-    LANGUAGE sql STABLE AS $b$ SELECT %L, 'string', t.id FROM synchro_projection.tasks t WHERE t.project_id IN (p_old ->> 'id', p_new ->> 'id') $b$$f$, t);
+    LANGUAGE sql STABLE BEGIN ATOMIC SELECT ROW(%L, 'string', t.id)::synchro.synchro_row_ref FROM synchro_projection.tasks t
+      WHERE t.project_id IN (p_old ->> 'id', p_new ->> 'id'); END$f$, t);
   -- Wrong on purpose: it ignores the old image, so a deleted project impacts nothing.
   EXECUTE format($f$CREATE FUNCTION public.project_tasks_new_only(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref
-    LANGUAGE sql STABLE AS $b$ SELECT %L, 'string', t.id FROM synchro_projection.tasks t WHERE t.project_id = p_new ->> 'id' $b$$f$, t);
+    LANGUAGE sql STABLE BEGIN ATOMIC SELECT ROW(%L, 'string', t.id)::synchro.synchro_row_ref FROM synchro_projection.tasks t
+      WHERE t.project_id = p_new ->> 'id'; END$f$, t);
   EXECUTE format($f$CREATE FUNCTION public.project_tasks_wrong_table(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref
-    LANGUAGE sql STABLE AS $b$ SELECT %L, 'string', t.id FROM synchro_projection.tasks t WHERE t.project_id = p_new ->> 'id' $b$$f$, t || 'x');
+    LANGUAGE sql STABLE BEGIN ATOMIC SELECT ROW(%L, 'string', t.id)::synchro.synchro_row_ref FROM synchro_projection.tasks t
+      WHERE t.project_id = p_new ->> 'id'; END$f$, t || 'x');
   EXECUTE format($f$CREATE FUNCTION public.project_tasks_wrong_type(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref
-    LANGUAGE sql STABLE AS $b$ SELECT %L, 'int', t.id FROM synchro_projection.tasks t WHERE t.project_id = p_new ->> 'id' $b$$f$, t);
+    LANGUAGE sql STABLE BEGIN ATOMIC SELECT ROW(%L, 'int', t.id)::synchro.synchro_row_ref FROM synchro_projection.tasks t
+      WHERE t.project_id = p_new ->> 'id'; END$f$, t);
 END
 $do$;
-CREATE FUNCTION public.project_tasks_raises(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RAISE EXCEPTION 'no impact rule for %', p_new ->> 'id';
-END
-$$;
+-- Casting the project id to an integer fails for every project of these tests.
+CREATE FUNCTION public.project_tasks_raises(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT ROW('none', 'string', ('no impact rule for ' || (p_new ->> 'id'))::integer::text)::synchro.synchro_row_ref;
+END;
 SELECT synchro.synchro_register_membership_dependency('public.tasks', 'public.projects', '${impactFn}', ${bound});
 ${rows ? `INSERT INTO public.projects VALUES ('p1', 'A'), ('p2', 'B');
 INSERT INTO public.tasks (id, project_id) VALUES ('k1', 'p1'), ('k2', 'p1'), ('k3', 'p2');` : ''}
@@ -56,12 +59,11 @@ INSERT INTO public.tasks (id, project_id) VALUES ('k1', 'p1'), ('k2', 'p1'), ('k
 function siblingSetup(impactFn: string): string {
   return `
 CREATE TABLE public.items (id text PRIMARY KEY, grp text NOT NULL, flagged boolean NOT NULL DEFAULT false);
-CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT CASE WHEN EXISTS (SELECT 1 FROM synchro_projection.items s WHERE s.grp = i.grp AND s.flagged) THEN 'hot' ELSE 'cold' END
+SELECT synchro.synchro_prepare_projection_view('public.items');
+CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM synchro_projection.items s WHERE s.grp = i.grp AND s.flagged) THEN 'hot' ELSE 'cold' END
     FROM synchro_projection.items i WHERE i.id = p_id;
-END
-$$;
+END;
 SELECT synchro.synchro_register_table('public.items', membership_fn => 'public.item_scopes');
 SELECT synchro.synchro_register_shared_scope('hot');
 SELECT synchro.synchro_register_shared_scope('cold');
@@ -72,10 +74,11 @@ BEGIN
   -- Every item of the group the row left and of the group it is in now. Images come typed as
   -- to_jsonb gives a row (flagged is a JSON boolean, not the text 't'): the last condition relies on it.
   EXECUTE format($f$CREATE FUNCTION public.item_siblings(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref
-    LANGUAGE sql STABLE AS $b$ SELECT %L, 'string', s.id FROM synchro_projection.items s WHERE s.grp IN (p_old ->> 'grp', p_new ->> 'grp')
-      AND jsonb_typeof(coalesce(p_new, p_old) -> 'flagged') = 'boolean' $b$$f$, t);
+    LANGUAGE sql STABLE BEGIN ATOMIC SELECT ROW(%L, 'string', s.id)::synchro.synchro_row_ref FROM synchro_projection.items s
+      WHERE s.grp IN (p_old ->> 'grp', p_new ->> 'grp') AND jsonb_typeof(coalesce(p_new, p_old) -> 'flagged') = 'boolean'; END$f$, t);
   EXECUTE format($f$CREATE FUNCTION public.item_siblings_new_only(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref
-    LANGUAGE sql STABLE AS $b$ SELECT %L, 'string', s.id FROM synchro_projection.items s WHERE s.grp = p_new ->> 'grp' $b$$f$, t);
+    LANGUAGE sql STABLE BEGIN ATOMIC SELECT ROW(%L, 'string', s.id)::synchro.synchro_row_ref FROM synchro_projection.items s
+      WHERE s.grp = p_new ->> 'grp'; END$f$, t);
 END
 $do$;
 SELECT synchro.synchro_register_membership_dependency('public.items', 'public.items', '${impactFn}');
@@ -278,13 +281,17 @@ CREATE TABLE public.tasks (id text PRIMARY KEY, project_id text NOT NULL);
 CREATE TABLE public.loose (id text PRIMARY KEY);
 CREATE TABLE public.keyless (id text);
 SELECT synchro.synchro_register_capture_dependency('public.projects');
-CREATE FUNCTION public.task_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT 'team:x' $$;
+CREATE FUNCTION public.task_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'team:x'; END;
 SELECT synchro.synchro_register_table('public.tasks', membership_fn => 'public.task_scopes');
-CREATE FUNCTION public.ok_impact(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql STABLE AS $$ SELECT NULL::synchro.synchro_row_ref WHERE false $$;
-CREATE FUNCTION public.volatile_impact(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql VOLATILE AS $$ SELECT NULL::synchro.synchro_row_ref WHERE false $$;
-CREATE FUNCTION public.one_arg_impact(p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql STABLE AS $$ SELECT NULL::synchro.synchro_row_ref WHERE false $$;
-CREATE FUNCTION public.text_impact(p_old jsonb, p_new jsonb) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT 'x' WHERE false $$;
-CREATE FUNCTION public.single_impact(p_old jsonb, p_new jsonb) RETURNS synchro.synchro_row_ref LANGUAGE sql STABLE AS $$ SELECT NULL::synchro.synchro_row_ref $$;
+CREATE FUNCTION public.ok_impact(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql STABLE
+  BEGIN ATOMIC SELECT NULL::synchro.synchro_row_ref WHERE false; END;
+CREATE FUNCTION public.volatile_impact(p_old jsonb, p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql VOLATILE
+  BEGIN ATOMIC SELECT NULL::synchro.synchro_row_ref WHERE false; END;
+CREATE FUNCTION public.one_arg_impact(p_new jsonb) RETURNS SETOF synchro.synchro_row_ref LANGUAGE sql STABLE
+  BEGIN ATOMIC SELECT NULL::synchro.synchro_row_ref WHERE false; END;
+CREATE FUNCTION public.text_impact(p_old jsonb, p_new jsonb) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'x' WHERE false; END;
+CREATE FUNCTION public.single_impact(p_old jsonb, p_new jsonb) RETURNS synchro.synchro_row_ref LANGUAGE sql STABLE
+  BEGIN ATOMIC SELECT NULL::synchro.synchro_row_ref; END;
 `;
 
 async function registryCounts(h: Harness) {
@@ -297,16 +304,17 @@ test('dependency registration refuses bad input with invalid_registration and op
   const h = await freshServer(env(), REFUSALS_SQL);
   try {
     const before = await registryCounts(h);
-    const cases: Array<[string, string, string, string | number, string]> = [
+    const cases: Array<[string, string, string | null, string | number, string]> = [
       ['public.nope', 'public.projects', 'public.ok_impact', 10, 'unknown_relation'],
-      ['public.tasks', 'public.loose', 'public.ok_impact', 10, 'unknown_relation'],
+      ['public.tasks', 'public.loose', 'public.ok_impact', 10, 'undeclared_dependency'],
       ['tasks', 'public.projects', 'public.ok_impact', 10, 'unknown_relation'],
       ['public.projects', 'public.tasks', 'public.ok_impact', 10, 'invalid_dependency_target'],
-      ['public.tasks', 'public.projects', 'public.volatile_impact', 10, 'invalid_impact_function'],
-      ['public.tasks', 'public.projects', 'public.one_arg_impact', 10, 'invalid_impact_function'],
-      ['public.tasks', 'public.projects', 'public.text_impact', 10, 'invalid_impact_function'],
-      ['public.tasks', 'public.projects', 'public.single_impact', 10, 'invalid_impact_function'],
-      ['public.tasks', 'public.projects', 'public.missing_impact', 10, 'invalid_impact_function'],
+      ['public.tasks', 'public.projects', 'public.volatile_impact', 10, 'invalid_scope_function'],
+      ['public.tasks', 'public.projects', 'public.one_arg_impact', 10, 'invalid_scope_function'],
+      ['public.tasks', 'public.projects', 'public.text_impact', 10, 'invalid_scope_function'],
+      ['public.tasks', 'public.projects', 'public.single_impact', 10, 'invalid_scope_function'],
+      ['public.tasks', 'public.projects', 'public.missing_impact', 10, 'invalid_scope_function'],
+      ['public.tasks', 'public.projects', null, 10, 'undeclared_dependency'],
       ['public.tasks', 'public.projects', 'public.ok_impact', 0, 'invalid_limit'],
       ['public.tasks', 'public.projects', 'public.ok_impact', -1, 'invalid_limit'],
       ['public.tasks', 'public.projects', 'public.ok_impact', 'NULL', 'invalid_limit'],

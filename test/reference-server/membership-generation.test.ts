@@ -13,33 +13,29 @@ const env = useEnv();
 const SETUP = `
 CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
   updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
-CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id
+SELECT synchro.synchro_prepare_projection_view('public.notes');
+CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id
     UNION ALL SELECT 'shared' FROM synchro_projection.notes WHERE id = p_id AND body LIKE 'shared%';
-END
-$$;
-CREATE FUNCTION public.note_scopes_pinned(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id
+END;
+CREATE FUNCTION public.note_scopes_pinned(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id
     UNION ALL SELECT 'shared' FROM synchro_projection.notes WHERE id = p_id AND body LIKE '%pin%';
-END
-$$;
+END;
 SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes', composition => 'multi_scope',
   updated_at_col => 'updated_at', deleted_at_col => 'deleted_at', max_scope_fanout => 2);
 SELECT synchro.synchro_register_shared_scope('shared');
--- SQL function bodies are checked at creation: these need the projection registration created.
-CREATE FUNCTION public.note_scopes_null(p_id text) RETURNS SETOF text LANGUAGE sql STABLE AS $$
-  SELECT CASE WHEN body = 'pin me' THEN NULL ELSE 'user:' || owner END FROM synchro_projection.notes WHERE id = p_id
-$$;
-CREATE FUNCTION public.note_scopes_wide(p_id text) RETURNS SETOF text LANGUAGE sql STABLE AS $$
-  SELECT 'user:' || owner || ':' || g FROM synchro_projection.notes, generate_series(1, 3) g WHERE id = p_id
-$$;
-CREATE FUNCTION public.note_scopes_raises(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RAISE EXCEPTION 'no rule for %', p_id;
-END
-$$;
+-- Staging runs these, so they meet the contract and fail only when evaluated.
+CREATE FUNCTION public.note_scopes_null(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT CASE WHEN body = 'pin me' THEN NULL ELSE 'user:' || owner END FROM synchro_projection.notes WHERE id = p_id;
+END;
+CREATE FUNCTION public.note_scopes_wide(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner || ':' || g FROM synchro_projection.notes, generate_series(1, 3) g WHERE id = p_id;
+END;
+-- Casting the key to an integer fails for every note id.
+CREATE FUNCTION public.note_scopes_raises(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT ('no rule for ' || p_id)::integer::text FROM synchro_projection.notes WHERE id = p_id;
+END;
 CREATE FUNCTION public.note_scopes_int(p_id integer) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT 'x' $$;
 CREATE FUNCTION public.note_scope_one(p_id text) RETURNS text LANGUAGE sql STABLE AS $$ SELECT 'x' $$;
 CREATE FUNCTION public.note_scopes_volatile(p_id text) RETURNS SETOF text LANGUAGE sql VOLATILE AS $$ SELECT 'user:u1' $$;

@@ -11,11 +11,10 @@ afterEach(() => resetClock());
 const SETUP = `
 CREATE TABLE public.notes (id text PRIMARY KEY, owner text NOT NULL DEFAULT 'u1', body text NOT NULL DEFAULT '',
   updated_at timestamptz NOT NULL DEFAULT now(), deleted_at timestamptz);
-CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
-END
-$$;
+SELECT synchro.synchro_prepare_projection_view('public.notes');
+CREATE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id;
+END;
 INSERT INTO public.notes (id, body) SELECT 'row' || g, 'original ' || g FROM generate_series(1, 5) g;
 SELECT synchro.synchro_register_table('public.notes', membership_fn => 'public.note_scopes',
   updated_at_col => 'updated_at', deleted_at_col => 'deleted_at');

@@ -7,17 +7,15 @@ const env = useEnv();
 
 const SETUP = `
 CREATE TABLE public.items (id text PRIMARY KEY, owner text NOT NULL, title text NOT NULL);
-CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id;
-END
-$$;
+SELECT synchro.synchro_prepare_projection_view('public.items');
+CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id;
+END;
 CREATE TABLE public.refs (id text PRIMARY KEY, label text NOT NULL);
-CREATE FUNCTION public.ref_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'shared'::text FROM synchro_projection.refs WHERE id = p_id;
-END
-$$;
+SELECT synchro.synchro_prepare_projection_view('public.refs');
+CREATE FUNCTION public.ref_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'shared'::text FROM synchro_projection.refs WHERE id = p_id;
+END;
 SELECT synchro.synchro_register_table('public.items', membership_fn => 'public.item_scopes');
 SELECT synchro.synchro_register_table('public.refs', membership_fn => 'public.ref_scopes');
 SELECT synchro.synchro_register_shared_scope('shared');

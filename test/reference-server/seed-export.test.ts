@@ -18,14 +18,13 @@ const env = useEnv();
 // Rows of owner 'cat' also belong to the portable scope, rows of owner 'priv' to a shared scope that is not portable.
 const SETUP = `
 CREATE TABLE public.items (id text PRIMARY KEY, owner text NOT NULL, title text NOT NULL);
-CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
+SELECT synchro.synchro_prepare_projection_view('public.items');
+CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
     UNION ALL SELECT 'catalog' FROM synchro_projection.items WHERE id = p_id AND owner = 'cat'
     UNION ALL SELECT 'other_catalog' FROM synchro_projection.items WHERE id = p_id AND owner = 'cat2'
     UNION ALL SELECT 'private' FROM synchro_projection.items WHERE id = p_id AND owner = 'priv';
-END
-$$;
+END;
 SELECT synchro.synchro_register_table('public.items', membership_fn => 'public.item_scopes', composition => 'multi_scope');
 SELECT synchro.synchro_register_shared_scope('catalog', true);
 SELECT synchro.synchro_register_shared_scope('other_catalog', true);
@@ -295,7 +294,7 @@ test('records follow the complete row identity, so table t9 comes before table t
     const filler = Array.from({ length: 7 }, (_, k) => `CREATE TABLE public.filler${k} (id text PRIMARY KEY); SELECT synchro.synchro_register_table('public.filler${k}');`).join('\n');
     const placed = (name: string) => `
       CREATE TABLE public.${name} (id text PRIMARY KEY);
-      CREATE FUNCTION public.${name}_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT 'other_catalog'::text $$;
+      CREATE FUNCTION public.${name}_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC SELECT 'other_catalog'::text; END;
       SELECT synchro.synchro_register_table('public.${name}', membership_fn => 'public.${name}_scopes');`;
     await h.sql.query(`${filler}${placed('ninth')}${placed('tenth')}`);
     const ids = await h.sql.query("SELECT physical_relation AS name, table_id FROM synchro.relations WHERE physical_relation IN ('ninth', 'tenth') ORDER BY 1");

@@ -18,20 +18,17 @@ const env = useEnv();
 // Rows of owner 'cat' are in the portable scope 'catalog', rows of owner 'cat2' in the portable scope 'other_catalog'.
 const SETUP = `
 CREATE TABLE public.items (id text PRIMARY KEY, owner text NOT NULL, title text NOT NULL);
-CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
+SELECT synchro.synchro_prepare_projection_view('public.items');
+CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
     UNION ALL SELECT 'catalog' FROM synchro_projection.items WHERE id = p_id AND owner = 'cat'
     UNION ALL SELECT 'other_catalog' FROM synchro_projection.items WHERE id = p_id AND owner = 'cat2';
-END
-$$;
-CREATE FUNCTION public.item_scopes_wider(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
+END;
+CREATE FUNCTION public.item_scopes_wider(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
     UNION ALL SELECT 'catalog' FROM synchro_projection.items WHERE id = p_id AND owner IN ('cat', 'cat2')
     UNION ALL SELECT 'other_catalog' FROM synchro_projection.items WHERE id = p_id AND owner = 'cat2';
-END
-$$;
+END;
 SELECT synchro.synchro_register_table('public.items', membership_fn => 'public.item_scopes', composition => 'multi_scope');
 SELECT synchro.synchro_register_shared_scope('catalog', true);
 SELECT synchro.synchro_register_shared_scope('other_catalog', true);

@@ -86,8 +86,8 @@ test('a reset that fails activates nothing: the old generation, slot and quarant
     await catchUp(h);
     const old = await progress(h);
     // A membership function that fails on the baseline makes staging fail inside the reset transaction.
-    await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-      BEGIN RAISE EXCEPTION 'membership unavailable'; END $$`);
+    await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT ('membership unavailable for ' || p_id)::integer::text FROM synchro_projection.notes WHERE id = p_id; END`);
     const res = await h.control('/__test/capture/reset', {});
     assert.equal(res.status, 500, res.text);
     assert.deepEqual(await progress(h), old);

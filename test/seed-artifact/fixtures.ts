@@ -13,18 +13,15 @@ import { catchUp, type Env, type Harness, withCaptureServer } from '../reference
 
 export const SEED_SETUP = `
 CREATE TABLE public.items (id text PRIMARY KEY, owner text NOT NULL, title text NOT NULL);
-CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
+SELECT synchro.synchro_prepare_projection_view('public.items');
+CREATE FUNCTION public.item_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
     UNION ALL SELECT 'catalog' FROM synchro_projection.items WHERE id = p_id AND owner = 'cat';
-END
-$$;
-CREATE FUNCTION public.item_scopes_wider(p_id text) RETURNS SETOF text LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  RETURN QUERY SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
+END;
+CREATE FUNCTION public.item_scopes_wider(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.items WHERE id = p_id
     UNION ALL SELECT 'catalog' FROM synchro_projection.items WHERE id = p_id AND owner IN ('cat', 'cat2');
-END
-$$;
+END;
 SELECT synchro.synchro_register_table('public.items', membership_fn => 'public.item_scopes', composition => 'multi_scope');
 SELECT synchro.synchro_register_shared_scope('catalog', true);
 INSERT INTO public.items VALUES ('c1', 'cat', 'one'), ('c2', 'cat', 'two'), ('c3', 'cat', 'three'), ('c4', 'cat', 'four'), ('c5', 'cat', 'five'), ('u1', 'u1', 'mine');

@@ -14,7 +14,9 @@
  */
 import type { ClientBase } from 'pg';
 import { rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
+import { fault } from '../faults.ts';
 import type { RegisteredTable } from './materialize.ts';
+import { asFunctionOwner } from './owner-role.ts';
 import { CaptureFailure, type SourceImage } from './transaction.ts';
 
 /** One registered dependency, seen from the relation whose changes it watches. */
@@ -22,13 +24,16 @@ export interface ImpactRule {
   dependencyId: string;
   targetTableId: string;
   impactFunction: string;
+  /** Role the impact function runs as: its owner (owner-role.ts). */
+  impactOwner: string;
   maxImpactRows: number;
 }
 
 /** Impact rules by the internal table_id of the dependency relation. */
 export async function loadImpactRules(db: ClientBase): Promise<Map<string, ImpactRule[]>> {
-  const { rows } = await db.query<{ dependency_id: string; source_table_id: string; dependency_table_id: string; impact_function_id: string; max_impact_rows: number }>(
-    `SELECT d.dependency_id, d.source_table_id, d.dependency_table_id, d.impact_function_id, d.max_impact_rows
+  const { rows } = await db.query<{ dependency_id: string; source_table_id: string; dependency_table_id: string; impact_function_id: string; owner: string; max_impact_rows: number }>(
+    `SELECT d.dependency_id, d.source_table_id, d.dependency_table_id, d.impact_function_id, d.max_impact_rows,
+            (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p WHERE p.oid = d.impact_function_oid) AS owner
        FROM synchro.membership_dependencies d
        JOIN synchro.relations s ON s.table_id = d.source_table_id AND s.active
        JOIN synchro.relations r ON r.table_id = d.dependency_table_id AND r.active
@@ -37,7 +42,7 @@ export async function loadImpactRules(db: ClientBase): Promise<Map<string, Impac
   const out = new Map<string, ImpactRule[]>();
   for (const r of rows) {
     const list = out.get(r.dependency_table_id) ?? [];
-    list.push({ dependencyId: r.dependency_id, targetTableId: r.source_table_id, impactFunction: r.impact_function_id, maxImpactRows: r.max_impact_rows });
+    list.push({ dependencyId: r.dependency_id, targetTableId: r.source_table_id, impactFunction: r.impact_function_id, impactOwner: r.owner, maxImpactRows: r.max_impact_rows });
     out.set(r.dependency_table_id, list);
   }
   return out;
@@ -71,10 +76,11 @@ async function callImpact(db: ClientBase, rule: ImpactRule, source: RegisteredTa
   const image = (n: number) => `CASE WHEN $${n}::jsonb IS NULL THEN NULL ELSE to_jsonb(jsonb_populate_record(NULL::${source.def.qualified}, $${n}::jsonb)) END`;
   try {
     // No savepoint: a failure aborts the materialization transaction, which is then quarantined.
-    rows = (await db.query(`SELECT r.table_id, r.pk_type, r.pk_value FROM ${rule.impactFunction}(${image(1)}, ${image(2)}) AS r`, [
-      populateInput(source, oldImage),
-      populateInput(source, newImage),
-    ])).rows;
+    const values = [populateInput(source, oldImage), populateInput(source, newImage)];
+    // The images are built as the worker; only the function call itself runs as its owner.
+    const { rows: images } = await db.query<{ o: string | null; n: string | null }>(`SELECT (${image(1)})::text AS o, (${image(2)})::text AS n`, values);
+    const call = () => db.query(`SELECT r.table_id, r.pk_type, r.pk_value FROM ${rule.impactFunction}($1::jsonb, $2::jsonb) AS r`, [images[0]?.o ?? null, images[0]?.n ?? null]);
+    rows = (await asFunctionOwner(db, rule.impactOwner, call)).rows;
   } catch {
     throw new CaptureFailure('scope_evaluation_failed', 'the impact function failed', target.def.tableId);
   }
@@ -108,7 +114,7 @@ export async function impactedRows(
   for (const c of changed) {
     const rules = c.table.impacts ?? [];
     if (rules.length === 0) continue;
-    const oldImage = (await prior(c.table.def.tableId, c.pkText))?.row_source ?? null;
+    const oldImage = fault('impact-new-image-only') ? null : ((await prior(c.table.def.tableId, c.pkText))?.row_source ?? null); // fault: server:impact-new-image-only
     for (const rule of rules) {
       const target = tables.get(rule.targetTableId);
       if (target === undefined) throw new CaptureFailure('scope_evaluation_failed', 'a dependency names a table that is not registered', rule.targetTableId);

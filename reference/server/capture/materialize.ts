@@ -8,9 +8,11 @@
 import type { ClientBase } from 'pg';
 import { canonicalJson, parseJson, rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
 import { wireRow } from '../push/rows.ts';
+import { fault } from '../faults.ts';
 import { quoteIdent, type TableDef } from '../registry/tables.ts';
 import { type ImpactRule, impactedRows, reevaluateImpacted } from './impact.ts';
 import { formatLsn } from './lsn.ts';
+import { asFunctionOwner } from './owner-role.ts';
 import { CaptureFailure, type RowEvent, type SourceImage, type SourceTransaction, UNCHANGED } from './transaction.ts';
 
 export interface RegisteredTable {
@@ -19,6 +21,8 @@ export interface RegisteredTable {
   schema: string;
   name: string;
   membershipFunction: string | null;
+  /** Role the membership function runs as: its owner (owner-role.ts). */
+  membershipOwner?: string | null;
   maxScopeFanout: number;
   /** Dependencies that watch this relation: its changes re-evaluate their target rows (impact.ts). */
   impacts?: ImpactRule[];
@@ -94,13 +98,15 @@ async function membership(db: ClientBase, t: RegisteredTable, pkText: string): P
   let rows: Array<{ s: unknown }>;
   try {
     // No savepoint: a failure aborts the whole materialization transaction, which is then quarantined.
-    rows = (await db.query<{ s: unknown }>(`SELECT s::text AS s FROM ${t.membershipFunction}($1::${pkSql}) AS s`, [pkText])).rows;
+    const call = () => db.query<{ s: unknown }>(`SELECT s::text AS s FROM ${t.membershipFunction}($1::${pkSql}) AS s`, [pkText]);
+    rows = (t.membershipOwner ? await asFunctionOwner(db, t.membershipOwner, call) : await call()).rows;
   } catch {
     throw new CaptureFailure('scope_evaluation_failed', 'the membership function failed', t.def.tableId);
   }
   const out = new Set<string>();
   for (const r of rows) {
     if (typeof r.s !== 'string' || r.s.trim() === '' || !SCOPE_ID.test(r.s) || r.s === 'user:') {
+      if (fault('invalid-scope-as-empty')) continue; // fault: server:invalid-scope-as-empty
       throw new CaptureFailure('scope_evaluation_failed', 'the membership function returned an invalid scope', t.def.tableId);
     }
     out.add(r.s);

@@ -54,7 +54,10 @@ export function groupTransactions(raw: Buffer[]): SourceTransaction[] {
       current = undefined;
       continue;
     }
-    current.hash.update(bytes);
+    // The identity of a transaction is its changes and messages. Relation, type and origin
+    // messages depend on what the decoding session had already sent, so a replay in a new
+    // session (after a crash between commit and acknowledgement) would differ in them.
+    if (m.tag !== 'relation' && m.tag !== 'type' && m.tag !== 'origin') current.hash.update(bytes);
     current.messages.push(m);
   }
   return out;
@@ -116,6 +119,15 @@ function readFence(content: Buffer): FenceMessage {
  * one-to-one with the fence of the same row identity (fences of one
  * statement follow its rows, so they are matched per identity in order).
  */
+/**
+ * Records the relation messages of a transaction that is not decoded again
+ * (its materialization is already durable): later transactions of the same
+ * decoding session rely on them, since a relation is described only once.
+ */
+export function learnRelations(tx: SourceTransaction, relations: Map<number, RelationInfo>): void {
+  for (const m of tx.messages) if (m.tag === 'relation') relations.set(m.oid, { oid: m.oid, namespace: m.namespace, name: m.name, columns: m.columns });
+}
+
 export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations: Map<number, RelationInfo>): RowEvent[] {
   const events: RowEvent[] = [];
   const fences = new Map<string, FenceMessage[]>();

@@ -23,7 +23,7 @@ import { loadImpactRules } from './impact.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
 import { materializeTransaction, type RegisteredTable } from './materialize.ts';
 import { discardInterruptedResets, resetStream, type StreamResetResult } from './stream-reset.ts';
-import { CaptureFailure, changesRegistry, groupTransactions, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
+import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
@@ -35,6 +35,10 @@ const HEARTBEAT_MS = 5000;
 export class CapturePoisoned extends Error {}
 /** Waiting for a stopped worker would only run into the deadline, so it is refused at once. */
 export class CaptureStopped extends Error {}
+
+/** Where a test control can kill the worker inside one transaction's boundary, slot and acknowledgement steps. */
+export const CRASH_POINTS = ['after-materialization-commit', 'after-slot-advance', 'after-acknowledgement'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /**
  * Flushes the WAL written so far and returns the flushed position. Decoding
@@ -83,6 +87,8 @@ export class CaptureWorker {
   private registry: { lookup: TableLookup; tables: Map<string, RegisteredTable> } | undefined;
   /** Test-only: the next transaction with row events fails as if materializing it had failed. */
   private poisonArmed = false;
+  /** Test-only: the worker dies at this point of the next transaction with row events. */
+  private crashAt: CrashPoint | undefined;
 
   constructor(options: { databaseUrl: string; log: (line: string) => void }) {
     this.databaseUrl = options.databaseUrl;
@@ -210,15 +216,18 @@ export class CaptureWorker {
     // Capture dependencies are decoded and projected like synced tables; they have no scopes of their own.
     const defs = await loadTables(db as unknown as pg.PoolClient, ['synced', 'capture_dependency']);
     const impacts = await loadImpactRules(db);
-    const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; max_scope_fanout: number }>(
-      'SELECT table_id, physical_relation_oid::int8::int AS oid, physical_schema, physical_relation, membership_function, max_scope_fanout FROM synchro.relations WHERE active',
+    const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; owner: string | null; max_scope_fanout: number }>(
+      `SELECT r.table_id, r.physical_relation_oid::int8::int AS oid, r.physical_schema, r.physical_relation, r.membership_function, r.max_scope_fanout,
+              (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                WHERE format('%I.%I', n.nspname, p.proname) = r.membership_function ORDER BY p.oid LIMIT 1) AS owner
+         FROM synchro.relations r WHERE r.active`,
     );
     const tables = new Map<string, RegisteredTable>();
     const byOid = new Map<number, RegisteredTable>();
     for (const r of rows) {
       const def = defs.get(r.table_id);
       if (def === undefined) continue;
-      const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, maxScopeFanout: r.max_scope_fanout, impacts: impacts.get(r.table_id) ?? [] };
+      const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, membershipOwner: r.owner, maxScopeFanout: r.max_scope_fanout, impacts: impacts.get(r.table_id) ?? [] };
       tables.set(r.table_id, t);
       byOid.set(t.oid, t);
     }
@@ -296,6 +305,7 @@ export class CaptureWorker {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
+    let hasRows = false;
     await db.query('BEGIN');
     try {
       const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
@@ -303,8 +313,10 @@ export class CaptureWorker {
       if (known !== undefined) {
         // Durable already (a stop fell between materialization and acknowledgement): replay by identity.
         if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
+        learnRelations(tx, this.relations);
       } else {
         const events = rowEvents(tx, lookup, this.relations);
+        hasRows = events.length > 0;
         if (this.poisonArmed && events.length > 0) {
           // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
           this.poisonArmed = false;
@@ -320,9 +332,27 @@ export class CaptureWorker {
       return false;
     }
     // Boundary (committed above), then slot, then the acknowledgement record.
+    if (hasRows) await this.crashIf('after-materialization-commit');
     await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
+    if (hasRows) await this.crashIf('after-slot-advance');
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]);
+    if (hasRows) await this.crashIf('after-acknowledgement');
     return true;
+  }
+
+  /**
+   * Test-only crash: when the armed point is reached, the worker's sessions
+   * are cut as by kill() and the poll ends here, so nothing after this point
+   * is done; a restart recovers from what is durable.
+   */
+  private async crashIf(point: CrashPoint): Promise<void> {
+    if (this.crashAt !== point) return;
+    this.crashAt = undefined;
+    this.paused = true;
+    this.killed = true;
+    clearInterval(this.heartbeat);
+    await this.terminateSessions();
+    throw new CaptureStopped(`the capture worker was killed ${point} by a test control`);
   }
 
   /** One durable, redacted record per poisoned transaction; a failed retry counts an attempt. */
@@ -409,6 +439,19 @@ export class CaptureWorker {
     this.paused = true;
     this.killed = true;
     clearInterval(this.heartbeat);
+    await this.terminateSessions();
+    // The poll in flight fails on its dead session (and is only logged); wait so no stale work overlaps a restart.
+    await this.running;
+    await this.closeSessions();
+  }
+
+  /** Test control: the worker dies at `point` of the next transaction with row events it materializes. */
+  armCrash(point: CrashPoint): void {
+    this.crashAt = point;
+  }
+
+  /** Terminates the worker's sessions from another connection and waits until they are gone. */
+  private async terminateSessions(): Promise<void> {
     const pids = [this.db, this.listener].map((c) => (c as unknown as { processID?: number } | undefined)?.processID).filter((p): p is number => typeof p === 'number');
     const admin = new pg.Client({ connectionString: this.databaseUrl });
     await admin.connect();
@@ -422,9 +465,6 @@ export class CaptureWorker {
     } finally {
       await admin.end();
     }
-    // The poll in flight fails on its dead session (and is only logged); wait so no stale work overlaps a restart.
-    await this.running;
-    await this.closeSessions();
   }
 
   /** Ends the worker's two sessions (already dead after a kill, which is harmless). */

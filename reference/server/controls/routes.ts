@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import type { StreamResetResult } from '../capture/stream-reset.ts';
-import { CapturePoisoned, CaptureStopped } from '../capture/worker.ts';
+import { CapturePoisoned, CaptureStopped, CRASH_POINTS, type CrashPoint } from '../capture/worker.ts';
 import { checkContentType, parseBody, readBody } from '../http/body.ts';
 import { invalidRequest, SyncError } from '../http/errors.ts';
 import { advanceClock, serverClock, setClock } from './clock.ts';
@@ -32,6 +32,7 @@ export interface CaptureHandle {
   resume(): Promise<void>;
   kill(): Promise<void>;
   armPoison(): void;
+  armCrash(point: CrashPoint): void;
   resetStream(): Promise<StreamResetResult>;
 }
 
@@ -167,6 +168,17 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
     '/__test/capture/kill': workerControl((w) => w.kill(), 'killed'),
     '/__test/capture/start': workerControl((w) => w.resume(), 'running'),
     '/__test/capture/poison': workerControl(async (w) => w.armPoison(), 'poison_armed'),
+    '/__test/capture/crash-at': {
+      method: 'POST',
+      run: async (req, res) => {
+        const value = await body(req);
+        exactMembers(value, ['point']);
+        const point = CRASH_POINTS.find((p) => p === value.point);
+        if (point === undefined) throw invalidRequest(`point must be one of ${CRASH_POINTS.join(', ')}`);
+        worker().armCrash(point);
+        sendJson(res, { crash_armed: point });
+      },
+    },
     '/__test/capture/reset': {
       method: 'POST',
       run: async (req, res) => {

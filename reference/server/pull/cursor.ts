@@ -6,6 +6,7 @@
 import type { ClientBase } from 'pg';
 import { formatLsn, parseLsn } from '../capture/lsn.ts';
 import { serverTime } from '../controls/clock.ts';
+import { fault } from '../faults.ts';
 import { comparePositions, type Position, positionJson, readPosition } from './position.ts';
 import { signToken, verifyToken } from './tokens.ts';
 
@@ -67,6 +68,7 @@ export async function checkCursor(db: ClientBase, b: Bindings, scopeId: string, 
   if (position === undefined) return { status: 'forged' };
   // Bound to someone or something else: never usable here.
   if (p.user_binding !== b.userId || p.client_binding !== b.clientId || p.scope_id !== scopeId) return { status: 'forged' };
+  if (fault('cursor-ignores-membership-generation') && typeof p.membership_generation === 'number') lineage = { ...lineage, membershipGeneration: p.membership_generation }; // fault: server:cursor-ignores-membership-generation
   if (
     p.stream_generation !== b.streamGeneration ||
     p.client_generation !== b.clientGeneration ||

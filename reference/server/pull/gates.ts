@@ -47,7 +47,7 @@ export async function gateClient(
  * materialized projection: its latest fence still names the client's
  * mutation and the projection does not hold that version.
  */
-export async function capturePending(db: ClientBase, userId: string, clientId: string): Promise<boolean> {
+async function capturePending(db: ClientBase, userId: string, clientId: string): Promise<boolean> {
   if (fault('ignore-capture-pending')) return false; // fault: server:ignore-capture-pending
   const { rows } = await db.query<{ pending: boolean }>(
     `SELECT EXISTS (
@@ -61,4 +61,14 @@ export async function capturePending(db: ClientBase, userId: string, clientId: s
   return rows[0]?.pending === true;
 }
 
-export const capturePendingError = () => new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
+/**
+ * The capture gate of pull and rebuild: nothing is served while capture is
+ * blocked by a quarantined transaction (503 temporary_unavailable with
+ * reason capture_blocked, nothing more about the cause), nor while one of the
+ * client's own accepted writes is not materialized yet (503 capture_pending).
+ */
+export async function gateCapture(db: ClientBase, userId: string, clientId: string): Promise<void> {
+  const blocked = await db.query("SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' LIMIT 1");
+  if (blocked.rowCount !== 0) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
+  if (await capturePending(db, userId, clientId)) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
+}

@@ -20,7 +20,7 @@ import type { ManifestStore } from '../registry/manifests.ts';
 import { type Candidate, mergeOrder, positionOf, scopeStream, wireChange } from './changes.ts';
 import { scopeChecksum } from './checksums.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from './cursor.ts';
-import { capturePending, capturePendingError, gateClient } from './gates.ts';
+import { gateCapture, gateClient } from './gates.ts';
 import { boundaryOf, type Position, triple } from './position.ts';
 
 /** Boundary and lineage of the materialized state; the first read of the snapshot. */
@@ -88,7 +88,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       else valid.set(scope, check.position);
     }
     admit();
-    if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
+    await gateCapture(db, userId, request.client_id);
 
     // Pull-time reconciliation: the same rule as connect, one version step on change.
     const assignment = fault('skip-pull-reconciliation') ? await storedAssignment(db, userId, request.client_id, client.scopeSetVersion) : await reconcile(db, userId, request.client_id, client.scopeSetVersion); // fault: server:skip-pull-reconciliation

@@ -18,7 +18,7 @@ import { invalidRequest, SyncError } from '../http/errors.ts';
 import { type Candidate, wireChange } from '../pull/changes.ts';
 import { digestOf, scopeRows } from '../pull/checksums.ts';
 import { type Bindings, issueCursor, readLineage } from '../pull/cursor.ts';
-import { type ClientState, capturePending, capturePendingError, gateClient } from '../pull/gates.ts';
+import { type ClientState, gateCapture, gateClient } from '../pull/gates.ts';
 import { readBoundary, withClientSnapshot } from '../pull/handler.ts';
 import { type Position, positionJson, readPosition } from '../pull/position.ts';
 import { signToken, verifyToken } from '../pull/tokens.ts';
@@ -219,13 +219,13 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
         if (existing.scope !== request.scope || existing.pageLimit !== request.limit) throw invalidRequest();
         await checkCurrent(db, existing, client, catalog, streamGeneration, userId, request.client_id);
         admit();
-        if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
+        await gateCapture(db, userId, request.client_id);
         return await page(db, existing, catalog, userId, request.client_id, 0);
       }
       const assigned = await db.query('SELECT 1 FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND scope_id = $3 AND assigned', [userId, request.client_id, request.scope]);
       if (assigned.rowCount === 0) throw invalidRequest('the scope is not assigned to this client');
       admit();
-      if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
+      await gateCapture(db, userId, request.client_id);
       const s = await stage(db, request, userId, client, catalog, boundary, streamGeneration);
       return await page(db, s, catalog, userId, request.client_id, 0);
     }
@@ -249,7 +249,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
     }
     await checkCurrent(db, s, client, catalog, streamGeneration, userId, request.client_id);
     admit();
-    if (await capturePending(db, userId, request.client_id)) throw capturePendingError();
+    await gateCapture(db, userId, request.client_id);
     return await page(db, s, catalog, userId, request.client_id, next);
   });
 }

@@ -96,14 +96,33 @@ $$;
 -- argument, returns a set of text and is not VOLATILE (a volatile function
 -- could write, and could place the same row differently on replay).
 -- Returns the resolved function.
+-- A function by schema-qualified name and exact argument types, read from the catalog: no
+-- search_path, and no USAGE on the schema needed by the definer functions that call it.
+CREATE FUNCTION synchro.function_by_name(p_fn text, p_args oid[]) RETURNS regprocedure
+LANGUAGE sql STABLE SET search_path = pg_catalog, synchro AS $$
+  SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+   WHERE array_length(parse_ident(p_fn), 1) = 2 AND n.nspname = (parse_ident(p_fn))[1] AND p.proname = (parse_ident(p_fn))[2]
+     AND p.proargtypes::text = array_to_string(p_args, ' ')
+$$;
+
 CREATE FUNCTION synchro.membership_function_check(p_fn text, p_key_type oid) RETURNS regprocedure
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, synchro AS $$
 DECLARE
-  v_proc regprocedure := to_regprocedure(p_fn || '(' || format_type(p_key_type, NULL) || ')');
+  v_proc regprocedure;
 BEGIN
-  IF v_proc IS NULL OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = v_proc AND proretset AND prorettype = 'text'::regtype AND provolatile <> 'v') THEN
+  -- Schema-qualified, and exactly fn(<key type>) RETURNS SETOF text with no default or VARIADIC.
+  IF p_fn IS NULL OR array_length(parse_ident(p_fn), 1) <> 2 THEN
     PERFORM synchro.registration_error('invalid_scope_function');
   END IF;
+  v_proc := synchro.function_by_name(p_fn, ARRAY[p_key_type]);
+  IF v_proc IS NULL OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = v_proc AND proretset AND prorettype = 'text'::regtype
+                                     AND pronargdefaults = 0 AND provariadic = 0) THEN
+    PERFORM synchro.registration_error('invalid_scope_function');
+  END IF;
+  -- Language, volatility, rights and calls (026-scope-function-contract.sql); what it reads is
+  -- recorded once the table is known (membership_reads_record).
+  PERFORM synchro.scope_function_contract(v_proc);
+  PERFORM synchro.scope_function_reads(v_proc);
   RETURN v_proc;
 END
 $$;
@@ -142,6 +161,7 @@ DECLARE
   v_type text;
   v_table text;
   v_qualified text;
+  v_proc regprocedure;
 BEGIN
   IF p_max_scope_fanout IS NULL OR p_max_scope_fanout <= 0 THEN
     PERFORM synchro.registration_error('invalid_limit');
@@ -208,7 +228,7 @@ BEGIN
     PERFORM synchro.registration_error('unsupported_replica_identity');
   END IF;
   IF p_membership_fn IS NOT NULL THEN
-    PERFORM synchro.membership_function_check(p_membership_fn, v_pk_att.atttypid);
+    v_proc := synchro.membership_function_check(p_membership_fn, v_pk_att.atttypid);
   END IF;
 
   -- Synced fields: the chosen shape always keeps the key and the lifecycle columns.
@@ -245,9 +265,14 @@ BEGIN
   v_table := synchro.registry_activate(jsonb_build_object(
       'schema', v_schema, 'relation', v_name, 'oid', v_oid, 'pk_column', v_pk_att.attname, 'pk_type', v_pk_type,
       'updated_at', p_updated_at_col, 'deleted_at', p_deleted_at_col, 'push_policy', p_push_policy,
-      'composition', p_composition, 'membership_function', p_membership_fn, 'max_scope_fanout', p_max_scope_fanout,
+      'composition', p_composition, 'max_scope_fanout', p_max_scope_fanout,
+      -- Stored schema-qualified and quoted, so the worker calls exactly the checked function.
+      'membership_function', (SELECT format('%I.%I', n.nspname, p.proname) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.oid = v_proc),
       'kind', p_kind),
     v_fields);
+  IF v_proc IS NOT NULL THEN
+    PERFORM synchro.membership_reads_record(v_table, v_proc);
+  END IF;
 
   -- The push path runs as synchro_owner; it needs exactly these rights on the source relation.
   -- A capture dependency gets the same ones (the baseline's share lock needs more than SELECT);

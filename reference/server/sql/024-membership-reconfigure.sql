@@ -1,6 +1,6 @@
 -- Changing the membership rule of a registered table through the registry.
 --
--- synchro_reconfigure_membership(relation, membership_fn) replaces the
+-- synchro_reconfigure_membership(relation, membership_fn[, max_scope_fanout]) replaces the
 -- function that places the table's rows in scopes. It never edits live
 -- edges piecemeal: the new edge set is staged from the capture worker's
 -- projections, checked as a whole, and activated in the caller's single
@@ -53,10 +53,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, synchro AS $$
    WHERE rv.table_id = p_table AND rv.state <> 'reserved' AND p.server_version IS DISTINCT FROM rv.server_version
 $$;
 
-CREATE FUNCTION synchro.membership_reconfigure_activate(p_oid oid, p_fn text) RETURNS jsonb
+-- Step 1 (as synchro_owner): open the next registry generation, check the function and
+-- wait until the projections hold every committed write of the table.
+CREATE FUNCTION synchro.membership_reconfigure_prepare(p_oid oid, p_fn text, p_max_scope_fanout integer) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
 DECLARE
-  c_batch constant int := 500;
   c_wait constant interval := interval '30 seconds';
   v_rel record;
   v_next record;
@@ -65,13 +66,6 @@ DECLARE
   v_key_type oid;
   v_key_sql text;
   v_deadline timestamptz;
-  v_keys text[];
-  v_last text;
-  v_bad record;
-  v_affected text[];
-  v_added bigint;
-  v_removed bigint;
-  v_scopes jsonb;
 BEGIN
   -- Writers of the table wait from here to commit: nothing the staging reads can change under it.
   EXECUTE format('LOCK TABLE %s IN SHARE MODE', p_oid::regclass);
@@ -83,6 +77,10 @@ BEGIN
   END IF;
   SELECT a.atttypid INTO v_key_type FROM pg_attribute a WHERE a.attrelid = p_oid AND a.attname = v_rel.pk_column;
   v_key_sql := format_type(v_key_type, NULL);
+  IF p_max_scope_fanout IS NOT NULL AND p_max_scope_fanout <= 0 THEN
+    PERFORM synchro.registration_error('invalid_limit');
+  END IF;
+  v_rel.max_scope_fanout := coalesce(p_max_scope_fanout, v_rel.max_scope_fanout);
   v_proc := synchro.membership_function_check(p_fn, v_key_type);
   -- Stored schema-qualified, so the worker calls the same function whatever its search_path.
   SELECT format('%I.%I', n.nspname, p.proname) INTO v_fn FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.oid = v_proc;
@@ -94,29 +92,41 @@ BEGIN
     IF EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') THEN
       PERFORM synchro.membership_error('capture_blocked', '55000', 'capture is blocked by a quarantined transaction');
     END IF;
-    EXIT WHEN synchro.membership_capture_backlog(v_rel.table_id) = 0;
+    -- The new rule may read the projections of the table's declared dependencies too.
+    EXIT WHEN synchro.membership_capture_backlog(v_rel.table_id) = 0
+      AND NOT EXISTS (SELECT 1 FROM synchro.membership_dependencies d
+                       WHERE d.source_table_id = v_rel.table_id AND synchro.membership_capture_backlog(d.dependency_table_id) > 0);
     IF clock_timestamp() > v_deadline THEN
       PERFORM synchro.membership_error('capture_behind', '55000', 'capture has not materialized every committed change of the table; retry later');
     END IF;
     PERFORM pg_sleep(0.02);
   END LOOP;
 
-  -- Stage: evaluate the new function for every projected row, in key order, a bounded batch at a time.
   DELETE FROM synchro.membership_staging WHERE table_id = v_rel.table_id;
-  BEGIN
-    LOOP
-      EXECUTE format('SELECT array_agg(k::text ORDER BY k) FROM (SELECT p.%1$I AS k FROM synchro_projection.%2$I p
-          WHERE $1::text IS NULL OR p.%1$I > $1::%3$s ORDER BY p.%1$I LIMIT $2) b', v_rel.pk_column, v_rel.physical_relation, v_key_sql)
-        INTO v_keys USING v_last, c_batch;
-      EXIT WHEN v_keys IS NULL;
-      EXECUTE format('INSERT INTO synchro.membership_staging (table_id, pk_text, scope_id)
-          SELECT $1, u.k, s::text FROM unnest($2::text[]) AS u(k), LATERAL %1$s(u.k::%2$s) AS s', v_fn, v_key_sql)
-        USING v_rel.table_id, v_keys;
-      v_last := v_keys[array_length(v_keys, 1)];
-    END LOOP;
-  EXCEPTION WHEN OTHERS THEN
-    PERFORM synchro.membership_error('function_failed', '22023', 'the membership function failed: ' || SQLERRM);
-  END;
+  RETURN jsonb_build_object('table_id', v_rel.table_id, 'generation', v_next.generation, 'function', v_fn,
+    'owner', (SELECT pg_get_userbyid(proowner) FROM pg_proc WHERE oid = v_proc), 'procedure', v_proc::oid,
+    'key_column', v_rel.pk_column, 'key_sql', v_key_sql, 'projection', v_rel.physical_relation, 'fanout', v_rel.max_scope_fanout);
+END
+$$;
+
+-- Step 3 (as synchro_owner): check the staged edges as a whole and activate them.
+CREATE FUNCTION synchro.membership_reconfigure_activate(p_plan jsonb, p_keys text[], p_scopes text[]) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
+DECLARE
+  v_rel record;
+  v_next record;
+  v_fn text := p_plan ->> 'function';
+  v_bad record;
+  v_affected text[];
+  v_added bigint;
+  v_removed bigint;
+  v_scopes jsonb;
+BEGIN
+  SELECT * INTO v_rel FROM synchro.relations WHERE table_id = p_plan ->> 'table_id';
+  v_rel.max_scope_fanout := (p_plan ->> 'fanout')::int;
+  SELECT v_rel.table_id, (p_plan ->> 'generation')::bigint AS generation INTO v_next;
+  INSERT INTO synchro.membership_staging (table_id, pk_text, scope_id)
+    SELECT v_rel.table_id, k, sc FROM unnest(p_keys, p_scopes) AS u(k, sc);
 
   -- Check the staged set as a whole, with the rules capture applies to one row.
   SELECT pk_text INTO v_bad FROM synchro.membership_staging
@@ -139,7 +149,9 @@ BEGIN
   SELECT coalesce(array_agg(DISTINCT scope_id COLLATE "C" ORDER BY scope_id COLLATE "C"), '{}') INTO v_affected FROM diff;
 
   -- Activate: function identity, edges, scope contents and generations, all in this transaction.
-  UPDATE synchro.relations SET membership_function = v_fn, registry_generation = v_next.generation WHERE table_id = v_rel.table_id;
+  UPDATE synchro.relations SET membership_function = v_fn, max_scope_fanout = v_rel.max_scope_fanout, registry_generation = v_next.generation
+   WHERE table_id = v_rel.table_id;
+  PERFORM synchro.membership_reads_record(v_rel.table_id, (p_plan ->> 'procedure')::oid::regprocedure);
   DELETE FROM synchro.membership_edges e
    WHERE e.table_id = v_rel.table_id
      AND NOT EXISTS (SELECT 1 FROM synchro.membership_staging s WHERE s.table_id = e.table_id AND s.pk_text = e.pk_text AND s.scope_id = e.scope_id);
@@ -175,10 +187,17 @@ $$;
 
 -- Operator entry point. Runs with the caller's rights for the lock, so only
 -- someone who may hold writers of the relation off can change its rule.
-CREATE FUNCTION synchro.synchro_reconfigure_membership(p_relation text, p_membership_fn text) RETURNS jsonb
+CREATE FUNCTION synchro.synchro_reconfigure_membership(p_relation text, p_membership_fn text, p_max_scope_fanout integer DEFAULT NULL) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, synchro AS $$
 DECLARE
+  c_batch constant int := 500;
   v_oid oid := to_regclass(p_relation);
+  v_plan jsonb;
+  v_caller text := current_user;
+  v_keys text[];
+  v_last text;
+  v_staged_keys text[] := '{}';
+  v_staged_scopes text[] := '{}';
 BEGIN
   IF v_oid IS NULL OR array_length(parse_ident(p_relation), 1) <> 2 THEN
     RAISE EXCEPTION 'give the schema-qualified name of a registered relation' USING ERRCODE = '22023';
@@ -187,15 +206,38 @@ BEGIN
     PERFORM synchro.registration_error('invalid_scope_function');
   END IF;
   EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_oid::regclass);
-  RETURN synchro.membership_reconfigure_activate(v_oid, p_membership_fn);
+  v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout);
+
+  -- Step 2: evaluate the new function for every projected row, in key order, a bounded batch
+  -- at a time, as the function's owner: it never runs with synchro_owner's rights (this body
+  -- is not SECURITY DEFINER, so it may switch roles).
+  BEGIN
+    EXECUTE format('SET LOCAL ROLE %I', v_plan ->> 'owner');
+    LOOP
+      EXECUTE format('SELECT array_agg(k::text ORDER BY k) FROM (SELECT p.%1$I AS k FROM synchro_projection.%2$I p
+          WHERE $1::text IS NULL OR p.%1$I > $1::%3$s ORDER BY p.%1$I LIMIT $2) b', v_plan ->> 'key_column', v_plan ->> 'projection', v_plan ->> 'key_sql')
+        INTO v_keys USING v_last, c_batch;
+      EXIT WHEN v_keys IS NULL;
+      EXECUTE format('SELECT $1 || coalesce(array_agg(u.k ORDER BY u.n), ''{}''), $2 || coalesce(array_agg(s::text ORDER BY u.n), ''{}'')
+          FROM unnest($3::text[]) WITH ORDINALITY AS u(k, n), LATERAL %1$s(u.k::%2$s) AS s', v_plan ->> 'function', v_plan ->> 'key_sql')
+        INTO v_staged_keys, v_staged_scopes USING v_staged_keys, v_staged_scopes, v_keys;
+      v_last := v_keys[array_length(v_keys, 1)];
+    END LOOP;
+    EXECUTE format('SET LOCAL ROLE %I', v_caller);
+  EXCEPTION WHEN OTHERS THEN
+    PERFORM synchro.membership_error('function_failed', '22023', 'the membership function failed: ' || SQLERRM);
+  END;
+  RETURN synchro.membership_reconfigure_activate(v_plan, v_staged_keys, v_staged_scopes);
 END
 $$;
 
 REVOKE EXECUTE ON FUNCTION synchro.row_identity(text, text, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION synchro.membership_error(text, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION synchro.membership_capture_backlog(text) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION synchro.membership_reconfigure_activate(oid, text) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION synchro.synchro_reconfigure_membership(text, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION synchro.membership_reconfigure_activate(jsonb, text[], text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION synchro.membership_reconfigure_prepare(oid, text, integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION synchro.synchro_reconfigure_membership(text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION synchro.membership_function_check(text, oid) TO synchro_operator;
-GRANT EXECUTE ON FUNCTION synchro.membership_reconfigure_activate(oid, text) TO synchro_operator;
-GRANT EXECUTE ON FUNCTION synchro.synchro_reconfigure_membership(text, text) TO synchro_operator;
+GRANT EXECUTE ON FUNCTION synchro.membership_reconfigure_activate(jsonb, text[], text[]) TO synchro_operator;
+GRANT EXECUTE ON FUNCTION synchro.membership_reconfigure_prepare(oid, text, integer) TO synchro_operator;
+GRANT EXECUTE ON FUNCTION synchro.synchro_reconfigure_membership(text, text, integer) TO synchro_operator;

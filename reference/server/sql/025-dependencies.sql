@@ -51,19 +51,19 @@ END
 $$;
 
 -- Resolves a schema-qualified name to its active registration, or fails with invalid_registration.
-CREATE FUNCTION synchro.dependency_relation(p_relation text) RETURNS synchro.relations
+CREATE FUNCTION synchro.dependency_relation(p_relation text, p_reason text) RETURNS synchro.relations
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, synchro AS $$
 DECLARE
   v_oid oid;
   v_rel synchro.relations;
 BEGIN
   IF p_relation IS NULL OR array_length(parse_ident(p_relation), 1) <> 2 THEN
-    PERFORM synchro.registration_error('unknown_relation');
+    PERFORM synchro.registration_error(p_reason);
   END IF;
   v_oid := to_regclass(p_relation);
   SELECT * INTO v_rel FROM synchro.relations WHERE physical_relation_oid = v_oid AND active;
   IF v_oid IS NULL OR NOT FOUND THEN
-    PERFORM synchro.registration_error('unknown_relation');
+    PERFORM synchro.registration_error(p_reason);
   END IF;
   RETURN v_rel;
 END
@@ -82,17 +82,31 @@ BEGIN
   IF p_max_impact_rows IS NULL OR p_max_impact_rows <= 0 THEN
     PERFORM synchro.registration_error('invalid_limit');
   END IF;
-  v_target := synchro.dependency_relation(p_target);
-  v_dep := synchro.dependency_relation(p_dependency);
+  v_target := synchro.dependency_relation(p_target, 'unknown_relation');
+  -- A read of a relation with no registration of its own cannot be declared.
+  v_dep := synchro.dependency_relation(p_dependency, 'undeclared_dependency');
   IF v_target.kind <> 'synced' OR v_target.membership_function IS NULL THEN
     PERFORM synchro.registration_error('invalid_dependency_target');
   END IF;
-  -- Exact signature (old image, new image), a set of row references, and not VOLATILE:
-  -- replaying a transaction has to name the same rows.
-  v_proc := to_regprocedure(p_impact_fn || '(jsonb, jsonb)');
+  -- Every dependency has its impact function.
+  IF p_impact_fn IS NULL THEN
+    PERFORM synchro.registration_error('undeclared_dependency');
+  END IF;
+  -- Schema-qualified, exact signature (old image, new image), a set of row references, and
+  -- the scope function contract: replaying a transaction has to name the same rows.
+  IF array_length(parse_ident(p_impact_fn), 1) <> 2 THEN
+    PERFORM synchro.registration_error('invalid_scope_function');
+  END IF;
+  v_proc := synchro.function_by_name(p_impact_fn, ARRAY['jsonb'::regtype, 'jsonb'::regtype]::oid[]);
   IF v_proc IS NULL OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = v_proc AND proretset
-       AND prorettype = 'synchro.synchro_row_ref'::regtype AND provolatile <> 'v') THEN
-    PERFORM synchro.registration_error('invalid_impact_function');
+       AND prorettype = 'synchro.synchro_row_ref'::regtype AND pronargdefaults = 0 AND provariadic = 0) THEN
+    PERFORM synchro.registration_error('invalid_scope_function');
+  END IF;
+  PERFORM synchro.scope_function_contract(v_proc);
+  -- It may look up rows of the two relations it relates, through their projections only.
+  IF EXISTS (SELECT 1 FROM unnest(synchro.scope_function_reads(v_proc)) r
+              WHERE r NOT IN (v_target.physical_relation_oid, v_dep.physical_relation_oid)) THEN
+    PERFORM synchro.registration_error('undeclared_dependency');
   END IF;
   IF EXISTS (SELECT 1 FROM synchro.membership_dependencies WHERE source_table_id = v_target.table_id AND dependency_relation_id = v_dep.relation_id) THEN
     PERFORM synchro.registration_error('duplicate_dependency');
@@ -124,11 +138,11 @@ REVOKE ALL ON synchro.membership_dependencies FROM PUBLIC;
 GRANT SELECT ON synchro.membership_dependencies TO synchro_operator, synchro_worker;
 REVOKE EXECUTE ON FUNCTION synchro.registration_register(text, text, text, text, text, text, text, text, text[], text[], integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION synchro.synchro_register_capture_dependency(text, text) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION synchro.dependency_relation(text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION synchro.dependency_relation(text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION synchro.dependency_activate(text, text, text, integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION synchro.synchro_register_membership_dependency(text, text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION synchro.registration_register(text, text, text, text, text, text, text, text, text[], text[], integer) TO synchro_operator;
 GRANT EXECUTE ON FUNCTION synchro.synchro_register_capture_dependency(text, text) TO synchro_operator;
-GRANT EXECUTE ON FUNCTION synchro.dependency_relation(text) TO synchro_operator;
+GRANT EXECUTE ON FUNCTION synchro.dependency_relation(text, text) TO synchro_operator;
 GRANT EXECUTE ON FUNCTION synchro.dependency_activate(text, text, text, integer) TO synchro_operator;
 GRANT EXECUTE ON FUNCTION synchro.synchro_register_membership_dependency(text, text, text, integer) TO synchro_operator;
