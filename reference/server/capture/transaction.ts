@@ -114,20 +114,25 @@ function readFence(content: Buffer): FenceMessage {
   return f as FenceMessage;
 }
 
+/** Keeps a relation message: a decoding session describes each relation once, before its first row. */
+function learnRelation(m: Extract<PgOutputMessage, { tag: 'relation' }>, relations: Map<number, RelationInfo>): void {
+  relations.set(m.oid, { oid: m.oid, namespace: m.namespace, name: m.name, columns: m.columns });
+}
+
+/**
+ * Records the relation messages of a transaction that is not decoded again
+ * (its materialization is already durable): the transactions after it in
+ * the same decoding session rely on them.
+ */
+export function learnRelations(tx: SourceTransaction, relations: Map<number, RelationInfo>): void {
+  for (const m of tx.messages) if (m.tag === 'relation') learnRelation(m, relations);
+}
+
 /**
  * Row events in decoded order, with pre-filter ordinals, each correlated
  * one-to-one with the fence of the same row identity (fences of one
  * statement follow its rows, so they are matched per identity in order).
  */
-/**
- * Records the relation messages of a transaction that is not decoded again
- * (its materialization is already durable): later transactions of the same
- * decoding session rely on them, since a relation is described only once.
- */
-export function learnRelations(tx: SourceTransaction, relations: Map<number, RelationInfo>): void {
-  for (const m of tx.messages) if (m.tag === 'relation') relations.set(m.oid, { oid: m.oid, namespace: m.namespace, name: m.name, columns: m.columns });
-}
-
 export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations: Map<number, RelationInfo>): RowEvent[] {
   const events: RowEvent[] = [];
   const fences = new Map<string, FenceMessage[]>();
@@ -136,7 +141,7 @@ export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations:
   let ordinal = 0;
   for (const m of tx.messages) {
     if (m.tag === 'relation') {
-      relations.set(m.oid, { oid: m.oid, namespace: m.namespace, name: m.name, columns: m.columns });
+      learnRelation(m, relations);
       continue;
     }
     if (m.tag === 'truncate') {

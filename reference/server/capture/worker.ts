@@ -218,10 +218,11 @@ export class CaptureWorker {
     const impacts = await loadImpactRules(db);
     const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; owner: string | null; max_scope_fanout: number }>(
       `SELECT r.table_id, r.physical_relation_oid::int8::int AS oid, r.physical_schema, r.physical_relation, r.membership_function, r.max_scope_fanout,
-              -- The registered function is the one taking the key's type (an overload may share its name).
-              (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-                WHERE format('%I.%I', n.nspname, p.proname) = r.membership_function AND p.pronargs = 1
-                  AND p.proargtypes[0] = (SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = r.physical_relation_oid AND a.attname = r.pk_column)) AS owner
+              -- The registered function is the one taking the key's type (an overload may share its name),
+              -- resolved as registration resolved it.
+              (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p
+                WHERE p.oid = synchro.function_by_name(r.membership_function,
+                  ARRAY[(SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = r.physical_relation_oid AND a.attname = r.pk_column)])) AS owner
          FROM synchro.relations r WHERE r.active`,
     );
     const tables = new Map<string, RegisteredTable>();

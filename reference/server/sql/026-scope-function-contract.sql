@@ -221,6 +221,8 @@ REVOKE EXECUTE ON FUNCTION synchro.scope_function_contract(regprocedure) FROM PU
 REVOKE EXECUTE ON FUNCTION synchro.scope_function_reads(regprocedure) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION synchro.membership_reads_record(text, regprocedure) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION synchro.projection_ensure(oid) TO synchro_operator;
+-- The capture worker finds each registered membership function (and so its owner) the same way.
+GRANT EXECUTE ON FUNCTION synchro.function_by_name(text, oid[]) TO synchro_operator, synchro_worker;
 GRANT EXECUTE ON FUNCTION synchro.scope_function_forbidden_builtin(oid) TO synchro_operator;
 GRANT EXECUTE ON FUNCTION synchro.scope_function_calls(regprocedure) TO synchro_operator;
 GRANT EXECUTE ON FUNCTION synchro.synchro_prepare_projection_view(text) TO synchro_operator;
