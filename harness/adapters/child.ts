@@ -4,14 +4,36 @@
  * a polite signal is not answered within the deadline.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { takeWarmProcess } from './warm-pool.ts';
 
 /** Keep the last this-many characters of a stream: enough for a diagnosis, bounded for long runs. */
 const CAPTURE_LIMIT = 64 * 1024;
+
+/**
+ * Node's on-disk compile cache for every Node.js child: a server or client
+ * process then reuses the compiled (and type-stripped) modules of the
+ * processes before it instead of compiling them again, which is most of its
+ * start-up time. Other programs ignore the variable.
+ */
+export const COMPILE_CACHE_DIR = join(tmpdir(), 'synchro-node-compile-cache');
+
+function childEnvironment(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
+  const base = env ?? process.env;
+  return base.NODE_COMPILE_CACHE === undefined ? { ...base, NODE_COMPILE_CACHE: COMPILE_CACHE_DIR } : base;
+}
 
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
+
+/** Every child still running, so none outlives the harness process if it exits without its teardown. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
 
 export class OwnedProcess {
   readonly process: ChildProcess;
@@ -22,7 +44,9 @@ export class OwnedProcess {
   constructor(command: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
     const [program, ...args] = command;
     if (program === undefined) throw new Error('cannot start an empty command');
-    this.process = spawn(program, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.process = spawn(program, args, { cwd: options.cwd, env: childEnvironment(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    running.add(this.process);
+    this.process.once('close', () => running.delete(this.process));
     this.process.stderr?.setEncoding('utf8');
     this.process.stderr?.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-CAPTURE_LIMIT);
@@ -58,6 +82,18 @@ export class OwnedProcess {
     return this.#exit === undefined;
   }
 
+  /**
+   * Whether this process keeps the harness process alive. One waiting in the
+   * warm pool does not: an unclaimed spare must never hold a run open (the
+   * exit hook above kills it).
+   */
+  holdsHarness(hold: boolean): void {
+    for (const handle of [this.process, this.process.stdin, this.process.stdout, this.process.stderr] as ({ ref?(): void; unref?(): void } | null)[]) {
+      if (hold) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
   /** Kills for real: no handler in the child runs. */
   async kill(): Promise<Exit> {
     if (this.alive) this.process.kill('SIGKILL');
@@ -77,6 +113,23 @@ export class OwnedProcess {
     if (outcome === 'late') return this.kill();
     return outcome;
   }
+}
+
+/**
+ * A process started with exactly this command, directory and environment:
+ * one spawned ahead by the warm pool when it is still running, else a new
+ * one. Used where a fresh process is all that matters (a client adapter
+ * process that waits for its `open`).
+ */
+export function startWarmProcess(command: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): OwnedProcess {
+  const key = JSON.stringify([command, options.cwd, options.env ?? null]);
+  const child = takeWarmProcess(key, () => {
+    const spare = new OwnedProcess(command, options);
+    spare.holdsHarness(false);
+    return spare;
+  });
+  child.holdsHarness(true);
+  return child;
 }
 
 export function describeExit(exit: Exit): string {

@@ -12,7 +12,7 @@
 import { createInterface } from 'node:readline';
 import { JSONRPCClient, type JSONRPCResponse } from 'json-rpc-2.0';
 import { parseJson, toPlain } from '../codec/index.ts';
-import { describeExit, OwnedProcess, withDeadline } from './child.ts';
+import { describeExit, OwnedProcess, startWarmProcess, withDeadline } from './child.ts';
 import { type ClientMethod, checkErrorObject, checkPayload, formatProblems, isClientMethod } from './rpc-schemas.ts';
 
 export interface ClientProcessSpec {
@@ -61,6 +61,11 @@ export interface SupervisorOptions {
   callDeadlineMs: number;
   /** Extra environment (e.g. SYNCHRO_FAULTS for a sensitivity run). */
   env?: Record<string, string>;
+  /**
+   * Take the process from the warm pool and have the next one spawned ahead
+   * (what a run of many scenarios wants); a one-off start spawns just one.
+   */
+  warm?: boolean;
 }
 
 export class ClientSupervisor {
@@ -103,7 +108,9 @@ export class ClientSupervisor {
     if (this.#child) this.#stderrBefore += `${this.#child.stderr}\n[harness] --- restart ---\n`;
     this.#incarnation += 1;
     this.#expectDeath = false;
-    const child = new OwnedProcess(this.spec.command, { cwd: this.spec.cwd, env: { ...process.env, ...this.spec.env, ...this.options.env } });
+    // A process spawned ahead for the same command and environment is as fresh as a new one: it has done nothing but start.
+    const how = { cwd: this.spec.cwd, env: { ...process.env, ...this.spec.env, ...this.options.env } };
+    const child = this.options.warm === true ? startWarmProcess(this.spec.command, how) : new OwnedProcess(this.spec.command, how);
     this.#child = child;
     const incarnation = this.#incarnation;
     const rpc = new JSONRPCClient((payload: unknown) => {

@@ -2,15 +2,31 @@
  * Opening the server of one scenario from the run's setup, whatever kind of
  * adapter it is.
  */
+import { threadId } from 'node:worker_threads';
 import { openHttpServer } from './http-server.ts';
 import { openReferenceServer } from './reference-server.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ServerSetup } from './setup.ts';
+import { takeWarm } from './warm-pool.ts';
 
+let prepared = 0;
+
+/**
+ * The scenario's server. A reference server comes from the warm pool: it was
+ * started on its own fresh database clone while the previous scenario ran,
+ * with the same fault switches, so it is exactly as isolated as one started
+ * now. Its database is named by the pool, not by the scenario.
+ */
 export function openServer(setup: ServerSetup, scenario: ScenarioSetup): Promise<ServerAdapter> {
   switch (setup.kind) {
-    case 'reference':
-      return openReferenceServer(setup, scenario);
+    case 'reference': {
+      const key = JSON.stringify(['reference', setup.entry, setup.cluster?.template, [...scenario.faults].sort()]);
+      const start = () => {
+        prepared += 1;
+        return openReferenceServer(setup, { ...scenario, name: `w${process.pid}_${threadId}_${prepared}` });
+      };
+      return takeWarm(key, start, (server) => server.close());
+    }
     case 'http':
       return openHttpServer(setup, scenario);
     case 'unavailable':

@@ -8,9 +8,10 @@
  * killed and its state removed; wire violations seen by the proxy and client
  * protocol breaches fail it, with the client's captured output.
  */
-import { After, Before, BeforeStep } from '@cucumber/cucumber';
+import { After, AfterAll, Before, BeforeStep } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
+import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
 import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
 import { scenarioKey } from '../../harness/run/incomplete.ts';
 import { snapshotServerState } from './server-state.ts';
@@ -78,4 +79,12 @@ After(async function (this: SyncWorld) {
   const teardownErrors = await this.teardown();
   if (problems.length > 0) throw new Error(`the implementation under test broke the protocol:\n- ${problems.join('\n- ')}`);
   if (teardownErrors.length > 0) throw new Error(`teardown failed:\n- ${teardownErrors.join('\n- ')}`);
+});
+
+// Servers and client processes started ahead of need, and the servers still
+// being stopped, are all gone before the run ends; a cleanup that failed is
+// a problem of the run, reported instead of dropped.
+AfterAll(async () => {
+  const failures = await drainWarmPools();
+  if (failures.length > 0) throw new Error(`cleanup after the scenarios failed:\n- ${failures.join('\n- ')}`);
 });
