@@ -19,7 +19,7 @@ import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/st
 import { type Cluster, startCluster } from './db/cluster.ts';
 import { installSchema } from './db/install.ts';
 import { installDemo } from './demo.ts';
-import { parseAdmissionLimits } from './http/admission.ts';
+import { parseAdmissionLimits } from './core/admission.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -10,7 +10,7 @@ import { exportSeed } from '../../reference/server/seed/export.ts';
 import { type SeedManifest, seedManifest } from '../../reference/server/seed/manifest.ts';
 import { seedPage } from '../../reference/server/seed/pages.ts';
 import { openReceipt } from '../../reference/server/seed/receipt.ts';
-import { seal } from '../../reference/server/signed-token.ts';
+import { seal } from '../../reference/server/core/signed-token.ts';
 import { freshServer, type Harness, useEnv } from './helpers.ts';
 
 const env = useEnv();

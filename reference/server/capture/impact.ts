@@ -14,7 +14,7 @@
  */
 import type { ClientBase } from 'pg';
 import { rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
+import { fault } from '../core/faults.ts';
 import type { RegisteredTable } from './materialize.ts';
 import { asFunctionOwner } from './owner-role.ts';
 import { CaptureFailure, type SourceImage } from './transaction.ts';

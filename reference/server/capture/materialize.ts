@@ -7,11 +7,11 @@
  */
 import type { ClientBase } from 'pg';
 import { canonicalJson, parseJson, rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
-import { wireRow } from '../push/rows.ts';
-import { fault } from '../faults.ts';
-import { quoteIdent, type TableDef } from '../registry/tables.ts';
+import { wireRow } from '../core/rows.ts';
+import { fault } from '../core/faults.ts';
+import { quoteIdent, type TableDef } from '../core/tables.ts';
 import { type ImpactRule, impactedRows, reevaluateImpacted } from './impact.ts';
-import { formatLsn } from './lsn.ts';
+import { formatLsn } from '../core/lsn.ts';
 import { asFunctionOwner } from './owner-role.ts';
 import { CaptureFailure, type RowEvent, type SourceImage, type SourceTransaction, UNCHANGED } from './transaction.ts';
 

@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { parseLsn } from './lsn.ts';
+import { parseLsn } from '../core/lsn.ts';
 import { materializeTransaction, type RegisteredTable } from './materialize.ts';
 import type { RowEvent } from './transaction.ts';
 

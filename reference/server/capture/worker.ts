@@ -18,9 +18,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { loadTables } from '../registry/tables.ts';
+import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
-import { formatLsn, parseLsn } from './lsn.ts';
+import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { materializeTransaction, type RegisteredTable } from './materialize.ts';
 import { discardInterruptedResets, resetStream, type StreamResetResult } from './stream-reset.ts';
 import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';

@@ -10,9 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import type { StreamResetResult } from '../capture/stream-reset.ts';
 import { CapturePoisoned, CaptureStopped, CRASH_POINTS, type CrashPoint } from '../capture/worker.ts';
-import { checkContentType, parseBody, readBody } from '../http/body.ts';
-import { invalidRequest, SyncError } from '../http/errors.ts';
-import { advanceClock, serverClock, setClock } from './clock.ts';
+import { checkContentType, parseBody, readBody } from '../core/body.ts';
+import { invalidRequest, SyncError } from '../core/errors.ts';
+import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 

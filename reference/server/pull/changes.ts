@@ -7,10 +7,10 @@
  */
 import type { ClientBase } from 'pg';
 import { checksumObject, compareBytes, digestRow } from '../../../harness/codec/index.ts';
-import { parseLsn } from '../capture/lsn.ts';
-import { integrityFailure } from '../http/errors.ts';
-import type { TableDef } from '../registry/tables.ts';
-import { type Position, triple } from './position.ts';
+import { parseLsn } from '../core/lsn.ts';
+import { integrityFailure } from '../core/errors.ts';
+import type { TableDef } from '../core/tables.ts';
+import { type Position, triple } from '../core/position.ts';
 
 export interface Candidate {
   scope: string;

@@ -10,18 +10,18 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
 import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { type Reconciled, reconcile, storedAssignment } from '../connect/assignment.ts';
-import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../connect/scope-history.ts';
-import { serverClock } from '../controls/clock.ts';
-import { fault } from '../faults.ts';
-import type { Admit } from '../http/admission.ts';
-import { invalidRequest, temporarilyUnavailable } from '../http/errors.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
+import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
+import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
+import { serverClock } from '../core/clock.ts';
+import { fault } from '../core/faults.ts';
+import type { Admit } from '../core/admission.ts';
+import { invalidRequest, temporarilyUnavailable } from '../core/errors.ts';
+import type { ManifestStore } from '../core/manifests.ts';
 import { type Candidate, mergeOrder, positionOf, scopeStream, wireChange } from './changes.ts';
-import { scopeChecksum } from './checksums.ts';
-import { type Bindings, checkCursor, issueCursor, readLineage } from './cursor.ts';
-import { gateCapture, gateClient } from './gates.ts';
-import { boundaryOf, type Position, triple } from './position.ts';
+import { scopeChecksum } from '../core/checksums.ts';
+import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
+import { gateCapture, gateClient } from '../core/gates.ts';
+import { boundaryOf, type Position, triple } from '../core/position.ts';
 
 /** Boundary and lineage of the materialized state; the first read of the snapshot. */
 export async function readBoundary(db: PoolClient): Promise<{ boundary: Position; streamGeneration: string }> {

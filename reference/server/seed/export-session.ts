@@ -9,8 +9,8 @@
 import type { ClientBase } from 'pg';
 import type { SeedManifest } from './manifest.ts';
 import { SeedRequestError, SeedTransactionError } from './errors.ts';
-import { macMatches, open, seal } from '../signed-token.ts';
-import { type SeedKey, seedKey } from './signed.ts';
+import { macMatches, open, seal } from '../core/signed-token.ts';
+import { type SeedKey, seedKey } from '../core/seed-keys.ts';
 
 /** How a caller opens the one transaction an export runs in. */
 export const EXPORT_TRANSACTION = 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE';

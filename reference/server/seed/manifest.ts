@@ -9,17 +9,17 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ClientBase, PoolClient } from 'pg';
 import { type ChecksumObject, canonicalJson, checksumObject, utf8Order } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
-import { digestOf, scopeRows } from '../pull/checksums.ts';
-import { readLineage } from '../pull/cursor.ts';
-import { serverTime } from '../controls/clock.ts';
-import { boundaryOf, positionJson } from '../pull/position.ts';
-import { loadTables, manifestTable, type TableDef } from '../registry/tables.ts';
+import { fault } from '../core/faults.ts';
+import { digestOf, scopeRows } from '../core/checksums.ts';
+import { readLineage } from '../core/cursor.ts';
+import { serverTime } from '../core/clock.ts';
+import { boundaryOf, positionJson } from '../core/position.ts';
+import { loadTables, manifestTable, type TableDef } from '../core/tables.ts';
 import { SeedRequestError } from './errors.ts';
 import { type ExportState, loadState, requireExportTransaction, saveState } from './export-session.ts';
 import { pagePayload, signPageToken } from './page-token.ts';
 import { issueReceipt } from './receipt.ts';
-import { seedKey } from './signed.ts';
+import { seedKey } from '../core/seed-keys.ts';
 
 export interface ScopeEntry {
   id: string;

@@ -6,13 +6,13 @@
  */
 import type { ClientBase } from 'pg';
 import { wireChange } from '../pull/changes.ts';
-import { scopeRows } from '../pull/checksums.ts';
-import { integrityFailure } from '../http/errors.ts';
+import { scopeRows } from '../core/checksums.ts';
+import { integrityFailure } from '../core/errors.ts';
 import { badToken, SeedRequestError } from './errors.ts';
 import { loadState, requireExportTransaction } from './export-session.ts';
 import { digestSchemaHash, MAX_PAGE_LIMIT, schemaAtSnapshot } from './manifest.ts';
 import { pagePayload, signPageToken, verifyPageToken } from './page-token.ts';
-import { seedKey } from './signed.ts';
+import { seedKey } from '../core/seed-keys.ts';
 
 export interface SeedRecord {
   table: string;

@@ -9,9 +9,9 @@
  * cursor key.
  */
 import type { ClientBase } from 'pg';
-import { macMatches, open, seal } from '../signed-token.ts';
+import { macMatches, open, seal } from '../core/signed-token.ts';
 import { type ScopeEntry, type SeedManifest, scopeBinding } from './manifest.ts';
-import { type SeedKey, seedKey } from './signed.ts';
+import { type SeedKey, seedKey } from '../core/seed-keys.ts';
 
 const PREFIX = 'sc1';
 const DOMAIN = 'synchro:v3:seed-continuation:v1';

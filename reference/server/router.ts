@@ -5,16 +5,16 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
-import { authenticate } from '../auth.ts';
-import { handleConnect } from '../connect/handler.ts';
-import { serverClock } from '../controls/clock.ts';
-import { handlePull } from '../pull/handler.ts';
-import { handlePush } from '../push/handler.ts';
-import { handleRebuild } from '../rebuild/handler.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
-import type { Admission, Admit } from './admission.ts';
-import { checkContentType, parseBody, readBody } from './body.ts';
-import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './errors.ts';
+import { authenticate } from './auth.ts';
+import { handleConnect } from './connect/handler.ts';
+import { serverClock } from './core/clock.ts';
+import { handlePull } from './pull/handler.ts';
+import { handlePush } from './push/handler.ts';
+import { handleRebuild } from './rebuild/handler.ts';
+import type { ManifestStore } from './core/manifests.ts';
+import type { Admission, Admit } from './core/admission.ts';
+import { checkContentType, parseBody, readBody } from './core/body.ts';
+import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './core/errors.ts';
 
 export interface ServerOptions {
   pool: Pool;

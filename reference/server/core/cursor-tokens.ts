@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientBase } from 'pg';
-import { macMatches, open, seal } from '../signed-token.ts';
+import { macMatches, open, seal } from './signed-token.ts';
 
 export type TokenPurpose = 'incremental_cursor' | 'rebuild_cursor';
 

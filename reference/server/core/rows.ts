@@ -4,9 +4,9 @@
  */
 import type { PoolClient } from 'pg';
 import { canonicalJson, checksumObject, digestRow, parseJson, readPortable } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
-import { integrityFailure } from '../http/errors.ts';
-import { type FieldDef, quoteIdent, type TableDef } from '../registry/tables.ts';
+import { fault } from './faults.ts';
+import { integrityFailure } from './errors.ts';
+import { type FieldDef, quoteIdent, type TableDef } from './tables.ts';
 
 /** A wire value as a query parameter (text PostgreSQL parses with the column's input function). */
 export function toParameter(f: FieldDef, value: unknown): unknown {

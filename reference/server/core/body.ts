@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { readJsonBody } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
+import { fault } from './faults.ts';
 import { invalidRequest, SyncError } from './errors.ts';
 
 /** Request bodies above this many octets are refused before parsing. */
