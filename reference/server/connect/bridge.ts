@@ -8,7 +8,7 @@
  */
 import type { PoolClient } from 'pg';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
-import { readBoundary } from '../pull/handler.ts';
+import { readBoundary } from '../core/snapshot.ts';
 
 export interface BridgeInput {
   userId: string;

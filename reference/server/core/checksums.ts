@@ -1,8 +1,8 @@
 /** Scope digests of the materialized scope contents at the current boundary, under one schema. */
 import type { ClientBase } from 'pg';
 import { type ChecksumObject, checksumObject, digestRow, fromHex, ScopeDigestBuilder } from '../../../harness/codec/index.ts';
-import { fault } from './faults.ts';
 import { integrityFailure } from './errors.ts';
+import { fault } from './faults.ts';
 import type { TableDef } from './tables.ts';
 
 export interface ScopeRow {

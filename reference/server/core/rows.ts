@@ -1,12 +1,13 @@
 /**
- * Values between the wire and PostgreSQL, and reading a row back in wire form
- * with its checksum (computed by the codec under the outcome schema).
+ * Values between the wire and PostgreSQL: a wire value as a query parameter,
+ * and a row selected through a table's select list as a complete wire row.
+ * Push writes with the first; push, capture and manifest reshaping read with
+ * the second.
  */
-import type { PoolClient } from 'pg';
-import { canonicalJson, checksumObject, digestRow, parseJson, readPortable } from '../../../harness/codec/index.ts';
-import { fault } from './faults.ts';
+import { canonicalJson, parseJson, readPortable } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
-import { type FieldDef, quoteIdent, type TableDef } from './tables.ts';
+import { fault } from './faults.ts';
+import type { FieldDef, TableDef } from './tables.ts';
 
 /** A wire value as a query parameter (text PostgreSQL parses with the column's input function). */
 export function toParameter(f: FieldDef, value: unknown): unknown {
@@ -59,42 +60,4 @@ export function wireRow(table: TableDef, raw: Record<string, unknown>): Record<s
     }
   }
   return row;
-}
-
-export interface RowState {
-  /** Fence state of the identity; undefined when it was never written. */
-  fence?: { state: 'live' | 'deleted' | 'reserved'; version: string };
-  row?: Record<string, unknown>;
-}
-
-/** Key predicate on the source relation; the parameter is cast by the key's SQL type. */
-export function keyPredicate(table: TableDef, param: number): string {
-  const pk = table.byId.get(table.pkFieldId);
-  return `${quoteIdent(table.pkColumn)} = $${param}::${pk?.sqlType ?? 'text'}`;
-}
-
-/** Reads the source row (locked in `mode`, if given) and then its fence (FOR UPDATE when locking). */
-export async function readState(db: PoolClient, table: TableDef, pk: unknown, mode?: 'UPDATE' | 'NO KEY UPDATE'): Promise<RowState> {
-  const lock = mode === undefined ? '' : ` FOR ${mode}`;
-  const src = await db.query({
-    text: `SELECT ${table.selectList} FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}${lock}`,
-    values: [String(pk)],
-  });
-  const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
-  const fence = await db.query<{ state: 'live' | 'deleted' | 'reserved'; server_version: string }>(
-    `SELECT state, server_version FROM synchro.row_versions WHERE table_id = $1 AND pk_text = to_jsonb($2::${pkSql}) #>> '{}'${mode === undefined ? '' : ' FOR UPDATE'}`,
-    [table.tableId, String(pk)],
-  );
-  const out: RowState = {};
-  const f = fence.rows[0];
-  if (f !== undefined) out.fence = { state: f.state, version: f.server_version };
-  const r = src.rows[0] as Record<string, unknown> | undefined;
-  if (r !== undefined) out.row = wireRow(table, r);
-  return out;
-}
-
-/** `server_row` + `row_checksum` for a row under the given schema hash. */
-export function rowWithChecksum(table: TableDef, schemaHash: string, row: Record<string, unknown>, serverVersion: string) {
-  const { digest } = digestRow({ schemaHash, table: table.shape, row, serverVersion });
-  return { server_row: row, row_checksum: checksumObject(digest) };
 }

@@ -1,4 +1,4 @@
-/** The keys of the seed export's tokens (page tokens and export state; continuation receipts); their form is `../signed-token.ts`. */
+/** The keys of the seed export's tokens (page tokens and export state; continuation receipts); their form is `signed-token.ts`. */
 import type { ClientBase } from 'pg';
 import type { TokenKey } from './signed-token.ts';
 

@@ -6,8 +6,8 @@
 import { canonicalJson, normalizedMutationOctets, readKeyValue } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { fault } from '../core/faults.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
 import type { TableDef } from '../core/tables.ts';
 
 export type Mutation = PushRequest['mutations'][number];
