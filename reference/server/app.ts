@@ -8,11 +8,11 @@ import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
 import { createControls } from './controls/routes.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
-import { fault } from './faults.ts';
+import { Admission } from './core/admission.ts';
+import { fault } from './core/faults.ts';
+import { ManifestStore } from './core/manifests.ts';
 import { installSchema, waiveScopeFunctionContract } from './db/install.ts';
-import { Admission } from './http/admission.ts';
-import { createSyncServer } from './http/server.ts';
-import { ManifestStore } from './registry/manifests.ts';
+import { createSyncServer } from './router.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.
 pg.types.setTypeParser(20, (v: string) => v);

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { jwtVerify, SignJWT } from 'jose';
-import { authRequired } from './http/errors.ts';
+import { authRequired } from './core/errors.ts';
 
 export function secretKey(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);

@@ -16,10 +16,10 @@ import { startServer } from './app.ts';
 import { mintToken, secretKey } from './auth.ts';
 import { isLoopback } from './controls/routes.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
+import { parseAdmissionLimits } from './core/admission.ts';
 import { type Cluster, startCluster } from './db/cluster.ts';
 import { installSchema } from './db/install.ts';
 import { installDemo } from './demo.ts';
-import { parseAdmissionLimits } from './http/admission.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 

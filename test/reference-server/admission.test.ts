@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { checkMessage } from '../../harness/wire/index.ts';
-import { Admission, parseAdmissionLimits } from '../../reference/server/http/admission.ts';
-import { SyncError } from '../../reference/server/http/errors.ts';
+import { Admission, parseAdmissionLimits } from '../../reference/server/core/admission.ts';
+import { SyncError } from '../../reference/server/core/errors.ts';
 import { connect, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, snapshot, useEnv } from './helpers.ts';
 
 const env = useEnv();

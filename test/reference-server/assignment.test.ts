@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { reconcile, storedAssignment } from '../../reference/server/connect/assignment.ts';
+import { reconcile, storedAssignment } from '../../reference/server/core/assignment.ts';
 import { connect, freshServer, NOTES_SQL, useEnv } from './helpers.ts';
 
 const env = useEnv();

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startServer } from '../../reference/server/app.ts';
-import { CapturePoisoned } from '../../reference/server/capture/worker.ts';
+import { CapturePoisoned } from '../../reference/server/core/capture-control.ts';
 import { pull, rebuildBody } from './sync-flow.ts';
 import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, SECRET, useEnv } from './helpers.ts';
 

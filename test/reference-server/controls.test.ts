@@ -9,9 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { checkMessage } from '../../harness/wire/index.ts';
 import type { StartOptions } from '../../reference/server/app.ts';
-import { resetClock } from '../../reference/server/controls/clock.ts';
 import { isLoopback } from '../../reference/server/controls/routes.ts';
 import { parseStaleInterval } from '../../reference/server/controls/stale-interval.ts';
+import { resetClock } from '../../reference/server/core/clock.ts';
 import { connect, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, useEnv } from './helpers.ts';
 
 const DAY = 86_400_000;

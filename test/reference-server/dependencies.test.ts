@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { CapturePoisoned } from '../../reference/server/capture/worker.ts';
+import { CapturePoisoned } from '../../reference/server/core/capture-control.ts';
 import { catchUp, connect, freshServer, type Harness, NOW, pushBody, type Session, useEnv } from './helpers.ts';
 import { pull, rebuildAll } from './sync-flow.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, test } from 'node:test';
-import { advanceClock, resetClock } from '../../reference/server/controls/clock.ts';
+import { advanceClock, resetClock } from '../../reference/server/core/clock.ts';
 import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, type Session, useEnv } from './helpers.ts';
 import { pull, rebuildAll, rebuildPage } from './sync-flow.ts';
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CapturePoisoned } from '../../reference/server/capture/worker.ts';
+import { CapturePoisoned } from '../../reference/server/core/capture-control.ts';
 import { catchUp, freshServer, type Harness, useEnv } from './helpers.ts';
 
 const env = useEnv();

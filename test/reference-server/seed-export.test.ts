@@ -4,13 +4,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
 import { canonicalJson, compareBytes, digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
+import { openReceipt } from '../../reference/server/core/seed-receipt.ts';
+import { seal } from '../../reference/server/core/signed-token.ts';
 import { SeedRequestError, SeedTransactionError } from '../../reference/server/seed/errors.ts';
-import { EXPORT_TRANSACTION } from '../../reference/server/seed/export-session.ts';
 import { exportSeed } from '../../reference/server/seed/export.ts';
+import { EXPORT_TRANSACTION } from '../../reference/server/seed/export-session.ts';
 import { type SeedManifest, seedManifest } from '../../reference/server/seed/manifest.ts';
 import { seedPage } from '../../reference/server/seed/pages.ts';
-import { openReceipt } from '../../reference/server/seed/receipt.ts';
-import { seal } from '../../reference/server/signed-token.ts';
 import { freshServer, type Harness, useEnv } from './helpers.ts';
 
 const env = useEnv();

@@ -14,20 +14,10 @@
  */
 import type { ClientBase } from 'pg';
 import { rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
-import type { RegisteredTable } from './materialize.ts';
+import { fault } from '../core/faults.ts';
 import { asFunctionOwner } from './owner-role.ts';
+import type { ImpactRule, RegisteredTable } from './registered-table.ts';
 import { CaptureFailure, type SourceImage } from './transaction.ts';
-
-/** One registered dependency, seen from the relation whose changes it watches. */
-export interface ImpactRule {
-  dependencyId: string;
-  targetTableId: string;
-  impactFunction: string;
-  /** Role the impact function runs as: its owner (owner-role.ts). */
-  impactOwner: string;
-  maxImpactRows: number;
-}
 
 /** Impact rules by the internal table_id of the dependency relation. */
 export async function loadImpactRules(db: ClientBase): Promise<Map<string, ImpactRule[]>> {

@@ -7,26 +7,15 @@
  */
 import type { ClientBase } from 'pg';
 import { canonicalJson, parseJson, rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
-import { wireRow } from '../push/rows.ts';
-import { fault } from '../faults.ts';
-import { quoteIdent, type TableDef } from '../registry/tables.ts';
-import { type ImpactRule, impactedRows, reevaluateImpacted } from './impact.ts';
-import { formatLsn } from './lsn.ts';
+import { fault } from '../core/faults.ts';
+import { formatLsn } from '../core/lsn.ts';
+import { wireRow } from '../core/rows.ts';
+import { quoteIdent } from '../core/tables.ts';
+import { pkWire } from '../core/wire-change.ts';
+import { impactedRows, reevaluateImpacted } from './impact.ts';
 import { asFunctionOwner } from './owner-role.ts';
+import type { RegisteredTable } from './registered-table.ts';
 import { CaptureFailure, type RowEvent, type SourceImage, type SourceTransaction, UNCHANGED } from './transaction.ts';
-
-export interface RegisteredTable {
-  def: TableDef;
-  oid: number;
-  schema: string;
-  name: string;
-  membershipFunction: string | null;
-  /** Role the membership function runs as: its owner (owner-role.ts). */
-  membershipOwner?: string | null;
-  maxScopeFanout: number;
-  /** Dependencies that watch this relation: its changes re-evaluate their target rows (impact.ts). */
-  impacts?: ImpactRule[];
-}
 
 interface Projected {
   table: RegisteredTable;
@@ -35,11 +24,6 @@ interface Projected {
   version: string;
   deleted: boolean;
   lastOrdinal: number;
-}
-
-/** Key value in wire form, from the key's text. */
-function pkWire(table: TableDef, pkText: string): unknown {
-  return table.pkType === 'int' ? Number(pkText) : pkText;
 }
 
 async function priorProjection(db: ClientBase, tableId: string, pkText: string) {

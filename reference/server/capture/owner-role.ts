@@ -10,7 +10,7 @@
  * (026-scope-function-contract.sql), which cannot run SET.
  */
 import type { ClientBase } from 'pg';
-import { quoteIdent } from '../registry/tables.ts';
+import { quoteIdent } from '../core/tables.ts';
 
 const sessionRoles = new WeakMap<ClientBase, string>();
 

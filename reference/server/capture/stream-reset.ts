@@ -22,16 +22,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { parseLsn } from './lsn.ts';
-import { materializeTransaction, type RegisteredTable } from './materialize.ts';
+import type { StreamResetResult } from '../core/capture-control.ts';
+import { parseLsn } from '../core/lsn.ts';
+import { materializeTransaction } from './materialize.ts';
+import type { RegisteredTable } from './registered-table.ts';
 import type { RowEvent } from './transaction.ts';
-
-export interface StreamResetResult {
-  resetId: string;
-  streamGeneration: string;
-  slot: string;
-  consistentPoint: string;
-}
 
 export class StreamResetFailed extends Error {}
 

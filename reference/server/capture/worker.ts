@@ -9,20 +9,24 @@
  * It runs inside the server process. Work is triggered, never timed:
  * the fence trigger's NOTIFY, a retry request, or a caller's `catchUp`.
  *
- * Test controls (served under `/__test/capture/`): `pause` lets the
- * transaction being materialized finish and then does nothing more until
- * `resume`; `kill` cuts its database sessions without a clean shutdown, so
- * an open materialization rolls back; `resume` after a kill reconnects and
- * recovers from the durable progress alone; `armPoison` makes the next
- * transaction with row events fail into the ordinary quarantine path.
+ * Its callers see it as a CaptureHandle (core/capture-control.ts). Beside
+ * catching up, `pause` lets the transaction being materialized finish and
+ * then does nothing more until `resume` (the stream reset stops it that way
+ * too); `kill` cuts its database sessions without a clean shutdown, so an
+ * open materialization rolls back; `resume` after a kill reconnects and
+ * recovers from the durable progress alone. The test-only failure injection
+ * (poison, crash points) is test-controls.ts.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { loadTables } from '../registry/tables.ts';
+import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, type StreamResetResult } from '../core/capture-control.ts';
+import { formatLsn, parseLsn } from '../core/lsn.ts';
+import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
-import { formatLsn, parseLsn } from './lsn.ts';
-import { materializeTransaction, type RegisteredTable } from './materialize.ts';
-import { discardInterruptedResets, resetStream, type StreamResetResult } from './stream-reset.ts';
+import { materializeTransaction } from './materialize.ts';
+import type { RegisteredTable } from './registered-table.ts';
+import { discardInterruptedResets, resetStream } from './stream-reset.ts';
+import { CaptureTestControls } from './test-controls.ts';
 import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
@@ -31,14 +35,6 @@ const CHANNEL = 'synchro_capture';
 const PEEK_ROWS = 5000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
 const HEARTBEAT_MS = 5000;
-
-export class CapturePoisoned extends Error {}
-/** Waiting for a stopped worker would only run into the deadline, so it is refused at once. */
-export class CaptureStopped extends Error {}
-
-/** Where a test control can kill the worker inside one transaction's boundary, slot and acknowledgement steps. */
-export const CRASH_POINTS = ['after-materialization-commit', 'after-slot-advance', 'after-acknowledgement'] as const;
-export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /**
  * Flushes the WAL written so far and returns the flushed position. Decoding
@@ -59,7 +55,7 @@ export interface CaptureStatus {
   poisoned: boolean;
 }
 
-export class CaptureWorker {
+export class CaptureWorker implements CaptureHandle {
   private readonly databaseUrl: string;
   private readonly log: (line: string) => void;
   private db: pg.Client | undefined;
@@ -85,10 +81,8 @@ export class CaptureWorker {
    * reaches it after the reconfiguration committed.
    */
   private registry: { lookup: TableLookup; tables: Map<string, RegisteredTable> } | undefined;
-  /** Test-only: the next transaction with row events fails as if materializing it had failed. */
-  private poisonArmed = false;
-  /** Test-only: the worker dies at this point of the next transaction with row events. */
-  private crashAt: CrashPoint | undefined;
+  /** Test-only: poison and crash points armed by the test controls. */
+  private readonly testControls = new CaptureTestControls();
 
   constructor(options: { databaseUrl: string; log: (line: string) => void }) {
     this.databaseUrl = options.databaseUrl;
@@ -320,11 +314,8 @@ export class CaptureWorker {
       } else {
         const events = rowEvents(tx, lookup, this.relations);
         hasRows = events.length > 0;
-        if (this.poisonArmed && events.length > 0) {
-          // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
-          this.poisonArmed = false;
-          throw new CaptureFailure('materialization_failed', 'failure injected by the poison test control', events[0]?.tableId ?? null);
-        }
+        // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
+        this.testControls.failIfPoisoned(events);
         await materializeTransaction(db, this.generation, tx, events, tables);
         await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
@@ -349,12 +340,8 @@ export class CaptureWorker {
    * is done; a restart recovers from what is durable.
    */
   private async crashIf(point: CrashPoint): Promise<void> {
-    if (this.crashAt !== point) return;
-    this.crashAt = undefined;
-    this.paused = true;
-    this.killed = true;
-    clearInterval(this.heartbeat);
-    await this.terminateSessions();
+    if (!this.testControls.crashDue(point)) return;
+    await this.cutSessions();
     throw new CaptureStopped(`the capture worker was killed ${point} by a test control`);
   }
 
@@ -439,10 +426,7 @@ export class CaptureWorker {
    */
   async kill(): Promise<void> {
     if (this.killed) return;
-    this.paused = true;
-    this.killed = true;
-    clearInterval(this.heartbeat);
-    await this.terminateSessions();
+    await this.cutSessions();
     // The poll in flight fails on its dead session (and is only logged); wait so no stale work overlaps a restart.
     await this.running;
     await this.closeSessions();
@@ -450,7 +434,15 @@ export class CaptureWorker {
 
   /** Test control: the worker dies at `point` of the next transaction with row events it materializes. */
   armCrash(point: CrashPoint): void {
-    this.crashAt = point;
+    this.testControls.armCrash(point);
+  }
+
+  /** Stops the worker as a crash would: no more work until resume reconnects, and its sessions cut from outside. */
+  private async cutSessions(): Promise<void> {
+    this.paused = true;
+    this.killed = true;
+    clearInterval(this.heartbeat);
+    await this.terminateSessions();
   }
 
   /** Terminates the worker's sessions from another connection and waits until they are gone. */
@@ -512,7 +504,7 @@ export class CaptureWorker {
 
   /** Test control: the next source transaction with row events fails and is quarantined. */
   armPoison(): void {
-    this.poisonArmed = true;
+    this.testControls.armPoison();
   }
 
   async stop(): Promise<void> {

@@ -7,8 +7,8 @@
  * rebuilds. Nothing is acknowledged here and no row is reinterpreted.
  */
 import type { PoolClient } from 'pg';
-import { type Bindings, checkCursor, issueCursor, readLineage } from '../pull/cursor.ts';
-import { readBoundary } from '../pull/handler.ts';
+import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
+import { readBoundary } from '../core/snapshot.ts';
 
 export interface BridgeInput {
   userId: string;

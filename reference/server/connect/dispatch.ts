@@ -18,7 +18,7 @@ export type SchemaAction =
   | { action: 'rebuild_local'; affectedScopes: string[] }
   | { action: 'unsupported'; reason: 'unknown_schema_lineage' | 'incompatible_schema_transition' };
 
-import { fault } from '../faults.ts';
+import { fault } from '../core/faults.ts';
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 

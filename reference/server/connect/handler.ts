@@ -6,16 +6,15 @@ import type { Pool } from 'pg';
 import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { ConnectRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { serverClock } from '../controls/clock.ts';
-import type { Admit } from '../http/admission.ts';
-import { integrityFailure, invalidRequest, SyncError } from '../http/errors.ts';
-import { serverTime } from '../controls/clock.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
-import { reconcile } from './assignment.ts';
+import type { Admit } from '../core/admission.ts';
+import { reconcile } from '../core/assignment.ts';
+import { serverClock, serverTime } from '../core/clock.ts';
+import { integrityFailure, invalidRequest, SyncError } from '../core/errors.ts';
+import type { ManifestStore } from '../core/manifests.ts';
+import { deltaForPresented } from '../core/scope-history.ts';
 import { bridgeCursors } from './bridge.ts';
 import { dispatchSchema, type LineageStep } from './dispatch.ts';
 import { runtimeGate } from './runtime.ts';
-import { deltaForPresented } from './scope-history.ts';
 import { seedCursorUpdates } from './seed-receipts.ts';
 
 function invalidReference(schema: { version: number; hash: string }, message = 'schema reference is invalid'): SyncError {

@@ -6,8 +6,8 @@
  */
 import type { Pool } from 'pg';
 import { compareSemVer, parseSemVer } from '../../../harness/codec/semver.ts';
-import { fault } from '../faults.ts';
-import { integrityFailure, SyncError } from '../http/errors.ts';
+import { integrityFailure, SyncError } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
 
 /** The provisioned minimum, or undefined when none is set. */
 async function minimumClientVersion(pool: Pool): Promise<string | undefined> {

@@ -13,10 +13,10 @@
  */
 import type { ClientBase } from 'pg';
 import { canonicalJson } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
-import { type Bindings, issueCursor, readLineage } from '../pull/cursor.ts';
-import { boundaryOf, comparePositions, type Position, readPosition } from '../pull/position.ts';
-import { openReceipt, type ReceiptPayload } from '../seed/receipt.ts';
+import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
+import { fault } from '../core/faults.ts';
+import { boundaryOf, comparePositions, type Position, readPosition } from '../core/position.ts';
+import { openReceipt, type ReceiptPayload } from '../core/seed-receipt.ts';
 
 /** Scope → cursor at the seed boundary, or null where the scope has to rebuild; only assigned scopes are answered. */
 export type SeedCursorUpdates = Record<string, string | null>;

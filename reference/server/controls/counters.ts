@@ -5,7 +5,7 @@
  * the next allocation fails instead of overflowing.
  */
 import type { Pool } from 'pg';
-import { invalidRequest, SyncError } from '../http/errors.ts';
+import { invalidRequest, SyncError } from '../core/errors.ts';
 
 export interface ClientCounters {
   client_generation: number;

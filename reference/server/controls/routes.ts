@@ -8,11 +8,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
-import type { StreamResetResult } from '../capture/stream-reset.ts';
-import { CapturePoisoned, CaptureStopped, CRASH_POINTS, type CrashPoint } from '../capture/worker.ts';
-import { checkContentType, parseBody, readBody } from '../http/body.ts';
-import { invalidRequest, SyncError } from '../http/errors.ts';
-import { advanceClock, serverClock, setClock } from './clock.ts';
+import { checkContentType, parseBody, readBody } from '../core/body.ts';
+import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS } from '../core/capture-control.ts';
+import { advanceClock, serverClock, setClock } from '../core/clock.ts';
+import { invalidRequest, SyncError } from '../core/errors.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 
@@ -23,17 +22,6 @@ export interface ControlOptions {
   staleClientIntervalMs: number;
   /** The capture worker, when this process runs one: a scenario waits on it instead of sleeping. */
   capture?: CaptureHandle;
-}
-
-/** What the controls need of the capture worker. */
-export interface CaptureHandle {
-  catchUp(timeoutMs?: number): Promise<void>;
-  pause(): Promise<void>;
-  resume(): Promise<void>;
-  kill(): Promise<void>;
-  armPoison(): void;
-  armCrash(point: CrashPoint): void;
-  resetStream(): Promise<StreamResetResult>;
 }
 
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;

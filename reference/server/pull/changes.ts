@@ -6,24 +6,18 @@
  * and only then applies the global limit.
  */
 import type { ClientBase } from 'pg';
-import { checksumObject, compareBytes, digestRow } from '../../../harness/codec/index.ts';
-import { parseLsn } from '../capture/lsn.ts';
-import { integrityFailure } from '../http/errors.ts';
-import type { TableDef } from '../registry/tables.ts';
-import { type Position, triple } from './position.ts';
+import { compareBytes } from '../../../harness/codec/index.ts';
+import { parseLsn } from '../core/lsn.ts';
+import { type Position, triple } from '../core/position.ts';
+import type { ChangeSource } from '../core/wire-change.ts';
 
-export interface Candidate {
-  scope: string;
+/** One scope effect: a change (core/wire-change.ts) at its stream position. */
+export interface Candidate extends ChangeSource {
   lsn: bigint;
   event: number;
   effect: number;
-  tableId: string;
-  pkText: string;
   pkBytes: Buffer;
   opRank: number;
-  op: 'upsert' | 'delete';
-  serverVersion: string;
-  row: Record<string, unknown> | null;
 }
 
 /** At most `take` deduplicated candidates of one scope in position order. */
@@ -78,36 +72,3 @@ export function mergeOrder(a: Candidate, b: Candidate): number {
 export function positionOf(c: Candidate): Position {
   return { kind: 'effect', lsn: c.lsn, event: c.event, effect: c.effect };
 }
-
-/** Key value in wire form (int as a JSON number, int64 and string as text). */
-export function pkWire(table: TableDef, pkText: string): unknown {
-  return table.pkType === 'int' ? Number(pkText) : pkText;
-}
-
-/** One wire change: an upsert or tombstone with its row and checksum, or a rowless delete. */
-export function wireChange(c: Candidate, tables: Map<string, TableDef>, schemaHash: string): Record<string, unknown> {
-  const table = tables.get(c.tableId);
-  if (table === undefined) throw integrityFailure();
-  const change: Record<string, unknown> = {
-    scope: c.scope,
-    table: c.tableId,
-    op: c.op,
-    pk: { [table.pkFieldId]: pkWire(table, c.pkText) },
-    server_version: c.serverVersion,
-  };
-  if (c.row !== null) {
-    // A projection that no longer fits the current table shape is an integrity failure, never a partial page.
-    let digest: Uint8Array;
-    try {
-      digest = digestRow({ schemaHash, table: table.shape, row: c.row, serverVersion: c.serverVersion }).digest;
-    } catch {
-      throw integrityFailure();
-    }
-    change.row = c.row;
-    change.row_checksum = checksumObject(digest);
-  } else if (c.op === 'upsert') {
-    throw integrityFailure();
-  }
-  return change;
-}
-

@@ -10,47 +10,20 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
 import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { type Reconciled, reconcile, storedAssignment } from '../connect/assignment.ts';
-import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../connect/scope-history.ts';
-import { serverClock } from '../controls/clock.ts';
-import { fault } from '../faults.ts';
-import type { Admit } from '../http/admission.ts';
-import { invalidRequest, temporarilyUnavailable } from '../http/errors.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
-import { type Candidate, mergeOrder, positionOf, scopeStream, wireChange } from './changes.ts';
-import { scopeChecksum } from './checksums.ts';
-import { type Bindings, checkCursor, issueCursor, readLineage } from './cursor.ts';
-import { gateCapture, gateClient } from './gates.ts';
-import { boundaryOf, type Position, triple } from './position.ts';
-
-/** Boundary and lineage of the materialized state; the first read of the snapshot. */
-export async function readBoundary(db: PoolClient): Promise<{ boundary: Position; streamGeneration: string }> {
-  const { rows } = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
-  const p = rows[0];
-  if (p === undefined) throw temporarilyUnavailable('capture has not started');
-  return { boundary: boundaryOf(p.m), streamGeneration: p.stream_generation };
-}
-
-/** Runs `fn` in a repeatable-read transaction under a per-client session lock taken before the snapshot. */
-export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>): Promise<T> {
-  const db = await pool.connect();
-  try {
-    await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
-    try {
-      await db.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
-      const out = await fn(db);
-      await db.query('COMMIT');
-      return out;
-    } catch (e) {
-      await db.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).catch(() => undefined);
-    }
-  } finally {
-    db.release();
-  }
-}
+import type { Admit } from '../core/admission.ts';
+import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
+import { scopeChecksum } from '../core/checksums.ts';
+import { serverClock } from '../core/clock.ts';
+import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
+import { invalidRequest } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
+import { gateCapture, gateClient } from '../core/gates.ts';
+import type { ManifestStore } from '../core/manifests.ts';
+import { type Position, triple } from '../core/position.ts';
+import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
+import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
+import { wireChange } from '../core/wire-change.ts';
+import { type Candidate, mergeOrder, positionOf, scopeStream } from './changes.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
 async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {

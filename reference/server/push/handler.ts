@@ -7,11 +7,11 @@
 import type { Pool, PoolClient } from 'pg';
 import { batchFingerprint, canonicalJson, mutationFingerprint } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
-import { serverTime } from '../controls/clock.ts';
-import { fault } from '../faults.ts';
-import type { Admit } from '../http/admission.ts';
-import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../http/errors.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
+import type { Admit } from '../core/admission.ts';
+import { serverTime } from '../core/clock.ts';
+import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
+import type { ManifestStore } from '../core/manifests.ts';
 import { type Outcome, runAtomic, runNonAtomic } from './units.ts';
 import { checkKeys, type Mutation, pkText, validatePushShape } from './validate.ts';
 

@@ -7,11 +7,12 @@
  */
 import type { PoolClient } from 'pg';
 import type { SchemaRef } from '../../../harness/wire/index.ts';
-import { fault } from '../faults.ts';
-import { integrityFailure } from '../http/errors.ts';
-import type { Catalog } from '../registry/manifests.ts';
-import { quoteIdent, type TableDef } from '../registry/tables.ts';
-import { keyPredicate, type RowState, readState, rowWithChecksum, toParameter } from './rows.ts';
+import { integrityFailure } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
+import type { Catalog } from '../core/manifests.ts';
+import { toParameter } from '../core/rows.ts';
+import { quoteIdent, type TableDef } from '../core/tables.ts';
+import { keyPredicate, type RowState, readState, rowWithChecksum } from './row-state.ts';
 import type { Mutation } from './validate.ts';
 
 export type Outcome = Record<string, unknown>;

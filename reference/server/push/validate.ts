@@ -6,9 +6,9 @@
 import { canonicalJson, normalizedMutationOctets, readKeyValue } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { fault } from '../faults.ts';
-import { invalidRequest, SyncError } from '../http/errors.ts';
-import type { TableDef } from '../registry/tables.ts';
+import { invalidRequest, SyncError } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
+import type { TableDef } from '../core/tables.ts';
 
 export type Mutation = PushRequest['mutations'][number];
 

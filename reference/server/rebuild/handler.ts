@@ -11,19 +11,18 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, checksumObject } from '../../../harness/codec/index.ts';
 import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
-import { formatLsn, parseLsn } from '../capture/lsn.ts';
-import { serverClock } from '../controls/clock.ts';
-import type { Admit } from '../http/admission.ts';
-import { invalidRequest, SyncError } from '../http/errors.ts';
-import { type Candidate, wireChange } from '../pull/changes.ts';
-import { digestOf, scopeRows } from '../pull/checksums.ts';
-import { type Bindings, issueCursor, readLineage } from '../pull/cursor.ts';
-import { type ClientState, gateCapture, gateClient } from '../pull/gates.ts';
-import { readBoundary, withClientSnapshot } from '../pull/handler.ts';
-import { type Position, positionJson, readPosition } from '../pull/position.ts';
-import { signToken, verifyToken } from '../pull/tokens.ts';
-import { serverTime } from '../controls/clock.ts';
-import type { Catalog, ManifestStore } from '../registry/manifests.ts';
+import type { Admit } from '../core/admission.ts';
+import { digestOf, scopeRows } from '../core/checksums.ts';
+import { serverClock, serverTime } from '../core/clock.ts';
+import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
+import { signToken, verifyToken } from '../core/cursor-tokens.ts';
+import { invalidRequest, SyncError } from '../core/errors.ts';
+import { type ClientState, gateCapture, gateClient } from '../core/gates.ts';
+import { formatLsn, parseLsn } from '../core/lsn.ts';
+import type { Catalog, ManifestStore } from '../core/manifests.ts';
+import { type Position, positionJson, readPosition } from '../core/position.ts';
+import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
+import { type ChangeSource, wireChange } from '../core/wire-change.ts';
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -145,7 +144,7 @@ async function page(db: PoolClient, s: Session, catalog: Catalog, userId: string
     [s.sessionId, start, start + s.pageLimit],
   );
   const records = rows.map((r) => {
-    const c: Candidate = { scope: s.scope, lsn: 0n, event: 0, effect: 0, tableId: r.table_id, pkText: r.pk_text, pkBytes: Buffer.alloc(0), opRank: 1, op: 'upsert', serverVersion: r.server_version, row: r.row_wire };
+    const c: ChangeSource = { scope: s.scope, tableId: r.table_id, pkText: r.pk_text, op: 'upsert', serverVersion: r.server_version, row: r.row_wire };
     const { scope: _scope, op: _op, ...record } = wireChange(c, catalog.tables, s.schemaHash);
     return record;
   });

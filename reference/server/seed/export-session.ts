@@ -7,10 +7,10 @@
  * transaction, even on the same connection, cannot present it.
  */
 import type { ClientBase } from 'pg';
-import type { SeedManifest } from './manifest.ts';
+import { type SeedKey, seedKey } from '../core/seed-keys.ts';
+import { macMatches, open, seal } from '../core/signed-token.ts';
 import { SeedRequestError, SeedTransactionError } from './errors.ts';
-import { macMatches, open, seal } from '../signed-token.ts';
-import { type SeedKey, seedKey } from './signed.ts';
+import type { SeedManifest } from './manifest-shape.ts';
 
 /** How a caller opens the one transaction an export runs in. */
 export const EXPORT_TRANSACTION = 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE';

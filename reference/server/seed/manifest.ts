@@ -8,62 +8,24 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ClientBase, PoolClient } from 'pg';
-import { type ChecksumObject, canonicalJson, checksumObject, utf8Order } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
-import { digestOf, scopeRows } from '../pull/checksums.ts';
-import { readLineage } from '../pull/cursor.ts';
-import { serverTime } from '../controls/clock.ts';
-import { boundaryOf, positionJson } from '../pull/position.ts';
-import { loadTables, manifestTable, type TableDef } from '../registry/tables.ts';
+import { canonicalJson, checksumObject, utf8Order } from '../../../harness/codec/index.ts';
+import { digestOf, scopeRows } from '../core/checksums.ts';
+import { serverTime } from '../core/clock.ts';
+import { readLineage } from '../core/cursor.ts';
+import { fault } from '../core/faults.ts';
+import { boundaryOf, positionJson } from '../core/position.ts';
+import { seedKey } from '../core/seed-keys.ts';
+import { loadTables, manifestTable, type TableDef } from '../core/tables.ts';
 import { SeedRequestError } from './errors.ts';
 import { type ExportState, loadState, requireExportTransaction, saveState } from './export-session.ts';
+import type { ScopeEntry, SeedManifest } from './manifest-shape.ts';
 import { pagePayload, signPageToken } from './page-token.ts';
 import { issueReceipt } from './receipt.ts';
-import { seedKey } from './signed.ts';
 
-export interface ScopeEntry {
-  id: string;
-  registry_generation: string;
-  membership_generation: string;
-  retention_generation: string;
-  cardinality: number;
-  checksum: ChecksumObject;
-  /** The scope's continuation receipt (`receipt.ts`): what an installed seed presents at its first connect. */
-  continuation: string;
-  page_token: string;
-}
-
-export interface SeedManifest {
-  export_id: string;
-  export_manifest_hash: string;
-  schema_version: number;
-  schema_hash: string;
-  stream_generation: string;
-  snapshot_boundary: Record<string, unknown>;
-  page_limit: number;
-  portable_scopes: ScopeEntry[];
-}
+// The shapes live apart so the modules this one uses can name them; the seed artifact and callers keep reading them here.
+export { type ScopeEntry, type SeedManifest, scopeBinding } from './manifest-shape.ts';
 
 export const MAX_PAGE_LIMIT = 1000;
-
-/**
- * The members by which every token of an export names one of its scopes:
- * page tokens and continuation receipts both carry exactly these, and a
- * verifier compares them with the manifest.
- */
-export function scopeBinding(m: Pick<SeedManifest, 'export_id' | 'export_manifest_hash' | 'schema_hash' | 'stream_generation' | 'snapshot_boundary'>, entry: Pick<ScopeEntry, 'id' | 'registry_generation' | 'membership_generation' | 'retention_generation'>) {
-  return {
-    export_id: m.export_id,
-    export_manifest_hash: m.export_manifest_hash,
-    schema_hash: m.schema_hash,
-    scope_id: entry.id,
-    registry_generation: entry.registry_generation,
-    membership_generation: entry.membership_generation,
-    retention_generation: entry.retention_generation,
-    stream_generation: m.stream_generation,
-    snapshot_boundary: m.snapshot_boundary,
-  };
-}
 
 /** The schema hash row and scope digests are computed under (the export's own). */
 export function digestSchemaHash(schemaHash: string): string {

@@ -7,11 +7,11 @@
  */
 import type { ClientBase } from 'pg';
 import { canonicalJson } from '../../../harness/codec/index.ts';
-import type { ExportState } from './export-session.ts';
+import { type SeedKey, seedKey } from '../core/seed-keys.ts';
+import { macMatches, open, seal } from '../core/signed-token.ts';
 import { badToken } from './errors.ts';
-import { type ScopeEntry, scopeBinding } from './manifest.ts';
-import { macMatches, open, seal } from '../signed-token.ts';
-import { type SeedKey, seedKey } from './signed.ts';
+import type { ExportState } from './export-session.ts';
+import { type ScopeEntry, scopeBinding } from './manifest-shape.ts';
 
 const PREFIX = 'sp1';
 const DOMAIN = 'synchro:v3:seed-page:v1';

@@ -5,14 +5,14 @@
  * and row digest, and the token of the next page (null on the last one).
  */
 import type { ClientBase } from 'pg';
-import { wireChange } from '../pull/changes.ts';
-import { scopeRows } from '../pull/checksums.ts';
-import { integrityFailure } from '../http/errors.ts';
+import { scopeRows } from '../core/checksums.ts';
+import { integrityFailure } from '../core/errors.ts';
+import { seedKey } from '../core/seed-keys.ts';
+import { wireChange } from '../core/wire-change.ts';
 import { badToken, SeedRequestError } from './errors.ts';
 import { loadState, requireExportTransaction } from './export-session.ts';
 import { digestSchemaHash, MAX_PAGE_LIMIT, schemaAtSnapshot } from './manifest.ts';
 import { pagePayload, signPageToken, verifyPageToken } from './page-token.ts';
-import { seedKey } from './signed.ts';
 
 export interface SeedRecord {
   table: string;
@@ -56,7 +56,7 @@ export async function seedPage(
   if (rows.length !== entry.cardinality) throw integrityFailure();
   const digestHash = digestSchemaHash(state.manifest.schema_hash);
   const records = rows.slice(expectedOrdinal, expectedOrdinal + limit).map((r) => {
-    const change = wireChange({ scope: scopeId, lsn: 0n, event: 0, effect: 0, tableId: r.tableId, pkText: r.pkText, pkBytes: r.pkBytes, opRank: 1, op: 'upsert', serverVersion: r.serverVersion, row: r.row }, tables, digestHash);
+    const change = wireChange({ scope: scopeId, tableId: r.tableId, pkText: r.pkText, op: 'upsert', serverVersion: r.serverVersion, row: r.row }, tables, digestHash);
     return { table: String(change.table), pk: change.pk as Record<string, unknown>, row_checksum: change.row_checksum, server_version: r.serverVersion, row: r.row };
   });
   const next = expectedOrdinal + limit;

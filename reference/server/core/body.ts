@@ -5,8 +5,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { readJsonBody } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
 import { invalidRequest, SyncError } from './errors.ts';
+import { fault } from './faults.ts';
 
 /** Request bodies above this many octets are refused before parsing. */
 export const BODY_LIMIT_OCTETS = 1_048_576;

@@ -7,7 +7,7 @@
  * JSON, a full 32-octet MAC) before any key is looked up.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from '../../harness/codec/index.ts';
+import { canonicalJson } from '../../../harness/codec/index.ts';
 
 export interface TokenKey {
   secret: Buffer;

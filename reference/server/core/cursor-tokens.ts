@@ -1,13 +1,14 @@
 /**
- * Authenticated tokens: `<prefix>.<base64url payload>.<base64url mac>`, the
- * payload RFC 8785 JSON, the MAC HMAC-SHA-256 over a per-kind domain, a zero
- * byte and the payload. Incremental cursors (`ic1`) and rebuild
+ * The signing keys of pull cursors and rebuild continuations, tokens of the
+ * one signed form (signed-token.ts): `<prefix>.<base64url payload>.<base64url
+ * mac>`, the payload RFC 8785 JSON, the MAC HMAC-SHA-256 over a per-kind
+ * domain, a zero byte and the payload. Incremental cursors (`ic1`) and rebuild
  * continuations (`rb1`) have distinct domains, so neither verifies as the
  * other. Keys live in synchro.token_keys; `verify_only` keys still verify.
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientBase } from 'pg';
-import { macMatches, open, seal } from '../signed-token.ts';
+import { macMatches, open, seal } from './signed-token.ts';
 
 export type TokenPurpose = 'incremental_cursor' | 'rebuild_cursor';
 

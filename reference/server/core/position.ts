@@ -3,7 +3,7 @@
  * transaction_end(commit_lsn), their JSON form inside tokens, and the
  * comparable SQL triple (exact because ordinals are nonnegative).
  */
-import { formatLsn, parseLsn } from '../capture/lsn.ts';
+import { formatLsn, parseLsn } from './lsn.ts';
 
 export type Position =
   | { kind: 'generation_start' }

@@ -1,6 +1,6 @@
-/** The keys of the seed export's tokens (page tokens and export state; continuation receipts); their form is `../signed-token.ts`. */
+/** The keys of the seed export's tokens (page tokens and export state; continuation receipts); their form is `signed-token.ts`. */
 import type { ClientBase } from 'pg';
-import type { TokenKey } from '../signed-token.ts';
+import type { TokenKey } from './signed-token.ts';
 
 /** The seed-page key: the secret of the shared token form, and the ID tokens name it by. */
 export interface SeedKey extends TokenKey {

@@ -5,7 +5,7 @@
  */
 import type { PoolClient } from 'pg';
 import { type PortableType, readTableShape, type TableShape } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
+import { fault } from './faults.ts';
 
 export interface FieldDef {
   fieldId: string;

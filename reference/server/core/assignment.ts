@@ -5,10 +5,10 @@
  * owner. A changed set advances scope_set_version by exactly one.
  */
 import type { PoolClient } from 'pg';
-import { fault } from '../faults.ts';
-import { integrityFailure } from '../http/errors.ts';
-import { quoteIdent } from '../registry/tables.ts';
+import { integrityFailure } from './errors.ts';
+import { fault } from './faults.ts';
 import { recordScopeSet } from './scope-history.ts';
+import { quoteIdent } from './tables.ts';
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 

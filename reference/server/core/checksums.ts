@@ -1,9 +1,9 @@
 /** Scope digests of the materialized scope contents at the current boundary, under one schema. */
 import type { ClientBase } from 'pg';
 import { type ChecksumObject, checksumObject, digestRow, fromHex, ScopeDigestBuilder } from '../../../harness/codec/index.ts';
-import { fault } from '../faults.ts';
-import { integrityFailure } from '../http/errors.ts';
-import type { TableDef } from '../registry/tables.ts';
+import { integrityFailure } from './errors.ts';
+import { fault } from './faults.ts';
+import type { TableDef } from './tables.ts';
 
 export interface ScopeRow {
   tableId: string;

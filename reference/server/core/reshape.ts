@@ -8,7 +8,7 @@
  * gained values: exactly those must rebuild.
  */
 import type { PoolClient } from 'pg';
-import { wireRow } from '../push/rows.ts';
+import { wireRow } from './rows.ts';
 import type { TableDef } from './tables.ts';
 
 type FieldLite = { field_id: string };

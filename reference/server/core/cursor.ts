@@ -4,11 +4,11 @@
  * cursor whose lineage is no longer current is stale (that scope rebuilds).
  */
 import type { ClientBase } from 'pg';
-import { formatLsn, parseLsn } from '../capture/lsn.ts';
-import { serverTime } from '../controls/clock.ts';
-import { fault } from '../faults.ts';
+import { serverTime } from './clock.ts';
+import { signToken, verifyToken } from './cursor-tokens.ts';
+import { fault } from './faults.ts';
+import { formatLsn, parseLsn } from './lsn.ts';
 import { comparePositions, type Position, positionJson, readPosition } from './position.ts';
-import { signToken, verifyToken } from './tokens.ts';
 
 export interface Lineage {
   membershipGeneration: number;

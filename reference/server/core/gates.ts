@@ -4,9 +4,9 @@
  * generation (409), schema (422). Also the capture gate (503).
  */
 import type { ClientBase } from 'pg';
-import { fault } from '../faults.ts';
-import { authRequired, SyncError } from '../http/errors.ts';
-import type { Catalog } from '../registry/manifests.ts';
+import { authRequired, SyncError } from './errors.ts';
+import { fault } from './faults.ts';
+import type { Catalog } from './manifests.ts';
 
 export interface ClientState {
   clientGeneration: number;

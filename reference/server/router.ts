@@ -1,20 +1,24 @@
 /**
- * The HTTP surface: the protocol endpoints, a fail-closed /ready, and the
- * error envelope for every failure. Handlers are thin: authenticate, read the
- * body strictly, call the service, send exact bytes.
+ * The HTTP surface: the route table of the protocol endpoints (each served by
+ * its handler folder), a fail-closed /ready, the `/__test/` controls when
+ * present, and the error envelope for every failure. Routes are thin:
+ * authenticate, read the body strictly, call the handler, send exact bytes.
+ * This is the one module that imports the request handlers; they import only
+ * core/ (see core/README.md).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
-import { authenticate } from '../auth.ts';
-import { handleConnect } from '../connect/handler.ts';
-import { serverClock } from '../controls/clock.ts';
-import { handlePull } from '../pull/handler.ts';
-import { handlePush } from '../push/handler.ts';
-import { handleRebuild } from '../rebuild/handler.ts';
-import type { ManifestStore } from '../registry/manifests.ts';
-import type { Admission, Admit } from './admission.ts';
-import { checkContentType, parseBody, readBody } from './body.ts';
-import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './errors.ts';
+import { authenticate } from './auth.ts';
+import { handleConnect } from './connect/handler.ts';
+import type { Admission, Admit } from './core/admission.ts';
+import { checkContentType, parseBody, readBody } from './core/body.ts';
+import type { CaptureHandle } from './core/capture-control.ts';
+import { serverClock } from './core/clock.ts';
+import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './core/errors.ts';
+import type { ManifestStore } from './core/manifests.ts';
+import { handlePull } from './pull/handler.ts';
+import { handlePush } from './push/handler.ts';
+import { handleRebuild } from './rebuild/handler.ts';
 
 export interface ServerOptions {
   pool: Pool;
@@ -24,7 +28,7 @@ export interface ServerOptions {
   /** Per-endpoint in-flight limits (`--max-in-flight`); absent means no admission control. */
   admission?: Admission;
   /** The WAL capture worker of this process, when it runs one: pull and rebuild give it a moment to catch up first. */
-  capture?: { catchUp(timeoutMs?: number): Promise<void> };
+  capture?: Pick<CaptureHandle, 'catchUp'>;
   /** The `/__test/` handler, present only with `--test-controls`. */
   controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
 }

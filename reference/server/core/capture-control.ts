@@ -1,0 +1,37 @@
+/**
+ * What the rest of the server may ask of the capture worker, so that the
+ * router and the test controls drive it without importing capture/: waiting
+ * until everything committed is materialized (the router's grace before a
+ * `capture_pending` answer, the catch-up control), and the worker controls
+ * of `/__test/capture/` (stop, kill, start, poison, crash-at, stream reset).
+ * capture/worker.ts implements it; app.ts hands the worker to both.
+ */
+
+/** A quarantined transaction blocks capture: waiting for it would only run into the deadline. */
+export class CapturePoisoned extends Error {}
+/** Waiting for a stopped worker would only run into the deadline, so it is refused at once. */
+export class CaptureStopped extends Error {}
+
+/** Where a test control can kill the worker inside one transaction's boundary, slot and acknowledgement steps. */
+export const CRASH_POINTS = ['after-materialization-commit', 'after-slot-advance', 'after-acknowledgement'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/** What an operator's stream reset (capture/stream-reset.ts) reports once the new generation is active. */
+export interface StreamResetResult {
+  resetId: string;
+  streamGeneration: string;
+  slot: string;
+  consistentPoint: string;
+}
+
+/** The worker as its callers see it. */
+export interface CaptureHandle {
+  /** Resolves once everything committed before the call is materialized and acknowledged; CapturePoisoned or CaptureStopped when it cannot. */
+  catchUp(timeoutMs?: number): Promise<void>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  kill(): Promise<void>;
+  armPoison(): void;
+  armCrash(point: CrashPoint): void;
+  resetStream(): Promise<StreamResetResult>;
+}

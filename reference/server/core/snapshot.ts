@@ -1,0 +1,39 @@
+/**
+ * The snapshot a pull or rebuild reads: one repeatable-read transaction under
+ * a per-client lock, whose first read is the materialization progress row
+ * (boundary B and stream generation). Everything read after it is the
+ * captured state through B. Connect reads the boundary the same way when it
+ * carries cursors over to a new schema.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { temporarilyUnavailable } from './errors.ts';
+import { boundaryOf, type Position } from './position.ts';
+
+/** Boundary and lineage of the materialized state; the first read of the snapshot. */
+export async function readBoundary(db: PoolClient): Promise<{ boundary: Position; streamGeneration: string }> {
+  const { rows } = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
+  const p = rows[0];
+  if (p === undefined) throw temporarilyUnavailable('capture has not started');
+  return { boundary: boundaryOf(p.m), streamGeneration: p.stream_generation };
+}
+
+/** Runs `fn` in a repeatable-read transaction under a per-client session lock taken before the snapshot. */
+export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+  const db = await pool.connect();
+  try {
+    await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
+    try {
+      await db.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+      const out = await fn(db);
+      await db.query('COMMIT');
+      return out;
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).catch(() => undefined);
+    }
+  } finally {
+    db.release();
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * One change in wire form, as pull sends it, rebuild pages list it and seed
+ * pages export it: the scope, table, typed key and server version, and for an
+ * upsert or tombstone the complete row with its checksum under the schema.
+ */
+import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
+import { integrityFailure } from './errors.ts';
+import type { TableDef } from './tables.ts';
+
+/** What a change is made from: one stored effect or scope row. */
+export interface ChangeSource {
+  scope: string;
+  tableId: string;
+  pkText: string;
+  op: 'upsert' | 'delete';
+  serverVersion: string;
+  row: Record<string, unknown> | null;
+}
+
+/** Key value in wire form (int as a JSON number, int64 and string as text). */
+export function pkWire(table: TableDef, pkText: string): unknown {
+  return table.pkType === 'int' ? Number(pkText) : pkText;
+}
+
+/** One wire change: an upsert or tombstone with its row and checksum, or a rowless delete. */
+export function wireChange(c: ChangeSource, tables: Map<string, TableDef>, schemaHash: string): Record<string, unknown> {
+  const table = tables.get(c.tableId);
+  if (table === undefined) throw integrityFailure();
+  const change: Record<string, unknown> = {
+    scope: c.scope,
+    table: c.tableId,
+    op: c.op,
+    pk: { [table.pkFieldId]: pkWire(table, c.pkText) },
+    server_version: c.serverVersion,
+  };
+  if (c.row !== null) {
+    // A projection that no longer fits the current table shape is an integrity failure, never a partial page.
+    let digest: Uint8Array;
+    try {
+      digest = digestRow({ schemaHash, table: table.shape, row: c.row, serverVersion: c.serverVersion }).digest;
+    } catch {
+      throw integrityFailure();
+    }
+    change.row = c.row;
+    change.row_checksum = checksumObject(digest);
+  } else if (c.op === 'upsert') {
+    throw integrityFailure();
+  }
+  return change;
+}

@@ -1,0 +1,47 @@
+/**
+ * A row as push sees it while deciding a mutation: the source row (locked
+ * when asked) and its fence, and a row in wire form with its checksum
+ * (computed by the codec under the outcome schema).
+ */
+import type { PoolClient } from 'pg';
+import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
+import { wireRow } from '../core/rows.ts';
+import { quoteIdent, type TableDef } from '../core/tables.ts';
+
+export interface RowState {
+  /** Fence state of the identity; undefined when it was never written. */
+  fence?: { state: 'live' | 'deleted' | 'reserved'; version: string };
+  row?: Record<string, unknown>;
+}
+
+/** Key predicate on the source relation; the parameter is cast by the key's SQL type. */
+export function keyPredicate(table: TableDef, param: number): string {
+  const pk = table.byId.get(table.pkFieldId);
+  return `${quoteIdent(table.pkColumn)} = $${param}::${pk?.sqlType ?? 'text'}`;
+}
+
+/** Reads the source row (locked in `mode`, if given) and then its fence (FOR UPDATE when locking). */
+export async function readState(db: PoolClient, table: TableDef, pk: unknown, mode?: 'UPDATE' | 'NO KEY UPDATE'): Promise<RowState> {
+  const lock = mode === undefined ? '' : ` FOR ${mode}`;
+  const src = await db.query({
+    text: `SELECT ${table.selectList} FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}${lock}`,
+    values: [String(pk)],
+  });
+  const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
+  const fence = await db.query<{ state: 'live' | 'deleted' | 'reserved'; server_version: string }>(
+    `SELECT state, server_version FROM synchro.row_versions WHERE table_id = $1 AND pk_text = to_jsonb($2::${pkSql}) #>> '{}'${mode === undefined ? '' : ' FOR UPDATE'}`,
+    [table.tableId, String(pk)],
+  );
+  const out: RowState = {};
+  const f = fence.rows[0];
+  if (f !== undefined) out.fence = { state: f.state, version: f.server_version };
+  const r = src.rows[0] as Record<string, unknown> | undefined;
+  if (r !== undefined) out.row = wireRow(table, r);
+  return out;
+}
+
+/** `server_row` + `row_checksum` for a row under the given schema hash. */
+export function rowWithChecksum(table: TableDef, schemaHash: string, row: Record<string, unknown>, serverVersion: string) {
+  const { digest } = digestRow({ schemaHash, table: table.shape, row, serverVersion });
+  return { server_row: row, row_checksum: checksumObject(digest) };
+}
