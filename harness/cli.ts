@@ -16,6 +16,7 @@ const COMMANDS: Record<string, Command> = {
   gate: { summary: 'exit 0 only when every requirement of a profile passed', load: () => import('./report/gate.ts') },
   report: { summary: 'render the reports again from a saved Cucumber message stream', load: () => import('./report/command.ts') },
   catalog: { summary: 'check the catalog -> record -> feature mapping, or diff two catalogs', load: () => import('./catalog/command.ts') },
+  plan: { summary: 'list the step files defining each requirement\'s steps and every undefined or ambiguous step, without running', load: () => import('./plan/command.ts') },
   vectors: { summary: 'check the canonical codec against test vector packs', load: () => import('./vectors/command.ts') },
   sensitivity: { summary: 'run each invariant under its faults and require it to fail', load: () => import('./sensitivity/command.ts') },
 };
