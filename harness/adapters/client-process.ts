@@ -93,6 +93,11 @@ export class ClientSupervisor {
     return this.#child?.alive ?? false;
   }
 
+  /** How many times the process was started, restarts included. */
+  get starts(): number {
+    return this.#incarnation;
+  }
+
   get pid(): number | undefined {
     return this.#child?.pid;
   }

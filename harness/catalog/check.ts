@@ -28,6 +28,7 @@ export type FindingCode =
   | 'feature-unknown-id'
   | 'feature-without-record'
   | 'feature-applicability-tags'
+  | 'fault-unknown-rule'
   | 'count-mismatch';
 
 export interface Finding {
@@ -168,6 +169,11 @@ function checkFeatures(
     if (expected.join(' ') !== actual.join(' ')) {
       brokenRecords.add(located);
       add('feature-applicability-tags', feature.path, feature.line, `feature tags ${actual.join(' ') || '(none)'} disagree with record ${record.id} (applies_to and internal give ${expected.join(' ')})`, 'make the feature tags and the record agree');
+    }
+    const rules = new Set(feature.rules.map((rule) => rule.title));
+    for (const recipe of record.faults ?? []) {
+      if (rules.has(recipe.rule)) continue;
+      add('fault-unknown-rule', input.recordsFile, line, `record ${record.id}: fault ${recipe.name} targets the rule "${recipe.rule}", which ${feature.path} does not have`, `copy the title of the Rule the fault breaks exactly as the feature writes it after "Rule:"`);
     }
   }
 

@@ -12,6 +12,16 @@ export interface FeatureTag {
   line: number;
 }
 
+/** A `Rule:` of a feature (one per MUST or MUST NOT clause) and where its scenarios start. */
+export interface FeatureRule {
+  /** The rule's title, as written after `Rule:`. */
+  title: string;
+  /** 1-based line of the `Rule:` keyword. */
+  line: number;
+  /** 1-based lines of its `Scenario:` and `Scenario Outline:` keywords (what Cucumber's `file:line` selects). */
+  scenarioLines: number[];
+}
+
 export interface FeatureFile {
   /** Path relative to the project root, with forward slashes (as records write it). */
   path: string;
@@ -20,6 +30,7 @@ export interface FeatureFile {
   line: number;
   tags: FeatureTag[];
   scenarios: number;
+  rules: FeatureRule[];
 }
 
 export interface FeatureParseError {
@@ -38,10 +49,15 @@ export function parseFeature(text: string, path: string): FeatureRead {
     const feature = parser.parse(text).feature;
     if (!feature) return { ok: false, error: { path, line: 1, message: 'the file holds no Feature' } };
     let scenarios = 0;
+    const rules: FeatureRule[] = [];
     const count = (children: typeof feature.children): void => {
       for (const child of children) {
         if (child.scenario) scenarios += Math.max(1, child.scenario.examples.reduce((n, e) => n + e.tableBody.length, 0));
-        if (child.rule) count(child.rule.children);
+        if (child.rule) {
+          const scenarioLines = child.rule.children.flatMap((inner) => (inner.scenario ? [inner.scenario.location.line] : []));
+          rules.push({ title: child.rule.name.trim(), line: child.rule.location.line, scenarioLines });
+          count(child.rule.children);
+        }
       }
     };
     count(feature.children);
@@ -53,6 +69,7 @@ export function parseFeature(text: string, path: string): FeatureRead {
         line: feature.location.line,
         tags: feature.tags.map((tag) => ({ name: tag.name, line: tag.location.line })),
         scenarios,
+        rules,
       },
     };
   } catch (error) {

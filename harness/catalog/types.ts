@@ -8,11 +8,16 @@ export type Reference =
   | { type: 'normative'; anchor: string }
   | { type: 'supplemental'; source: string; section: string };
 
-/** A way to break an invariant on purpose, so the sensitivity run can prove the feature notices. */
+/**
+ * A way to break one clause of an invariant on purpose, so the sensitivity
+ * run can prove that a Then step of that clause's Rule notices.
+ */
 export interface FaultRecipe {
-  /** Name in the fault registry, e.g. `wire:drop-response` or `server:skip-cursor-hmac`. */
+  /** Name in the fault registry, e.g. `wire:drop-push-response` or `server:offset-datetime`. */
   name: string;
-  /** What the fault does, in one sentence. */
+  /** The title of the feature's `Rule:` whose clause the fault breaks, exactly as written there. */
+  rule: string;
+  /** What the fault does to the implementation, in one sentence (the only place this is said). */
   description: string;
 }
 

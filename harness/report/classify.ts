@@ -48,6 +48,8 @@ export interface ScenarioOutcome {
   capabilities: string[];
   /** Assertions executed in the last attempt, or null when none were reported. */
   assertions: number | null;
+  /** Then steps of the last attempt that passed without executing an assertion. */
+  unasserted_steps: string[];
   attempts: number;
   steps: StepOutcome[];
 }
@@ -210,20 +212,24 @@ export function classifyScenario(index: MessageIndex, pickle: Pickle): ScenarioO
   const last = attempts[attempts.length - 1];
   if (testCase === undefined || last === undefined) {
     const steps = pickle.steps.map((s) => pickleStepOutcome(index, s.astNodeIds, s.text, undefined));
-    return { ...base, status: 'undetermined', reason: 'scenario did not run', assertions: null, attempts: 0, steps };
+    return { ...base, status: 'undetermined', reason: 'scenario did not run', assertions: null, unasserted_steps: [], attempts: 0, steps };
   }
   const results = index.stepResults.get(last.id) ?? new Map<string, TestStepResult>();
   const steps = testCase.testSteps.map((testStep) => stepOutcome(index, pickle, testCase.testSteps, testStep, results.get(testStep.id)));
   const attachments = index.attachments.get(last.id) ?? [];
 
   let assertions: number | null = null;
+  const unasserted: string[] = [];
   const capabilities: string[] = [];
   const notApplicableReasons: string[] = [];
   const undeterminedReasons: string[] = [];
   for (const attachment of attachments) {
     if (attachment.mediaType === ASSERTIONS_MEDIA_TYPE) {
       const evidence = parseAssertions(attachment.body);
-      if (evidence) assertions = (assertions ?? 0) + evidence.count;
+      if (evidence) {
+        assertions = (assertions ?? 0) + evidence.count;
+        unasserted.push(...evidence.unasserted);
+      }
     } else if (attachment.mediaType === NOT_APPLICABLE_MEDIA_TYPE) {
       const evidence = parseNotApplicable(attachment.body);
       if (evidence) {
@@ -235,8 +241,8 @@ export function classifyScenario(index: MessageIndex, pickle: Pickle): ScenarioO
       if (evidence) undeterminedReasons.push(evidence.reason || 'the harness could not run the scenario');
     }
   }
-  const common = { ...base, assertions, attempts: attempts.length, steps };
-  const verdict = scenarioVerdict(steps, index.finished.has(last.id), assertions, notApplicableReasons, undeterminedReasons);
+  const common = { ...base, assertions, unasserted_steps: unasserted, attempts: attempts.length, steps };
+  const verdict = scenarioVerdict(steps, index.finished.has(last.id), assertions, notApplicableReasons, undeterminedReasons, unasserted);
   return { ...common, ...verdict, capabilities: verdict.status === 'not-applicable' ? capabilities : [] };
 }
 
@@ -251,6 +257,7 @@ export function scenarioVerdict(
   assertions: number | null,
   notApplicable: readonly string[],
   undetermined: readonly string[],
+  unasserted: readonly string[] = [],
 ): { status: Status; reason: string | null } {
   const failed = steps.find((s) => s.status === 'failed');
   if (failed) return { status: 'failed', reason: `${describeStep(failed)} failed: ${firstLine(failed.error ?? 'no error message')}` };
@@ -262,6 +269,7 @@ export function scenarioVerdict(
   if (blocked) return { status: 'undetermined', reason: blockedReason(blocked) };
   if (!finished) return { status: 'undetermined', reason: 'scenario did not finish' };
   if (assertions === null || assertions < 1) return { status: 'undetermined', reason: 'no assertion executed' };
+  if (unasserted.length > 0) return { status: 'undetermined', reason: `${unasserted.map((text) => `Then step "${text}"`).join(', ')} passed without executing an assertion on the implementation's output` };
   return { status: 'passed', reason: null };
 }
 

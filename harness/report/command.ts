@@ -76,7 +76,7 @@ export async function main(args: string[]): Promise<number> {
     // A malformed sensitivity file is the user's input, so it gets an InputError, not a schema crash.
     const problems = validateReport(buildReportFromFiles(options)).filter((p) => p.startsWith('/sensitivity'));
     if (problems.length > 0) {
-      throw new InputError(sensitivityFile, undefined, `not a sensitivity result: ${problems.slice(0, 5).join('; ')}`, 'pass the JSON file the sensitivity run wrote ({ total, perSection, results })');
+      throw new InputError(sensitivityFile, undefined, `not a sensitivity result: ${problems.slice(0, 5).join('; ')}`, 'pass the JSON file the sensitivity run wrote ({ total, perSection, perRequirement, rules, results })');
     }
   }
   const report = writeReports(options);

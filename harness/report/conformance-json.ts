@@ -32,10 +32,15 @@ export interface Detection {
   total: number;
 }
 
+/** Counts are Rules (clauses) of requirements that passed without faults. */
 export interface SensitivityResult {
   total: Detection;
   perSection: Record<string, Detection>;
-  results: { id: string; fault: string; detected: boolean; detail: string }[];
+  perRequirement: Record<string, Detection>;
+  /** Every Rule of every selected requirement, with how many recipes target it and whether all were detected. */
+  rules: { id: string; rule: string; line: number; recipes: number; detected: boolean }[];
+  /** Every recipe run (or not run), with what its run showed. */
+  results: { id: string; rule: string; fault: string; outcome: 'detected' | 'missed' | 'broke-setup' | 'not-run'; detected: boolean; detail: string }[];
 }
 
 export type ReportScenario = Omit<ScenarioOutcome, 'requirement'>;

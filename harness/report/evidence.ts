@@ -15,6 +15,22 @@ export const NOT_APPLICABLE_MEDIA_TYPE = 'application/vnd.synchro.not-applicable
 /** The harness could not run the scenario at all; the Before hook then skips. */
 export const UNDETERMINED_MEDIA_TYPE = 'application/vnd.synchro.undetermined+json';
 
+/**
+ * What the scenario started: whether it opened a server and how many client
+ * adapter processes it spawned (restarts included). Not a verdict: the cost
+ * benchmark (bench/suite) reads it to tell server scenarios from client ones.
+ */
+export const RESOURCES_MEDIA_TYPE = 'application/vnd.synchro.resources+json';
+
+export interface ResourcesEvidence {
+  server: boolean;
+  clientProcesses: number;
+}
+
+export function resourcesEvidence(resources: ResourcesEvidence): Evidence {
+  return { body: JSON.stringify(resources), mediaType: RESOURCES_MEDIA_TYPE };
+}
+
 export interface Evidence {
   body: string;
   mediaType: string;
@@ -22,6 +38,8 @@ export interface Evidence {
 
 export interface AssertionsEvidence {
   count: number;
+  /** Then steps that passed without executing an assertion (each makes the scenario undetermined). */
+  unasserted: string[];
 }
 
 export interface NotApplicableEvidence {
@@ -33,11 +51,11 @@ export interface UndeterminedEvidence {
   reason: string;
 }
 
-export function assertionsEvidence(count: number): Evidence {
+export function assertionsEvidence(count: number, unasserted: readonly string[] = []): Evidence {
   if (!Number.isInteger(count) || count < 0) {
     throw new RangeError(`assertion count must be a non-negative integer, got ${count}`);
   }
-  const body: AssertionsEvidence = { count };
+  const body: AssertionsEvidence = { count, unasserted: [...unasserted] };
   return { body: JSON.stringify(body), mediaType: ASSERTIONS_MEDIA_TYPE };
 }
 
@@ -59,7 +77,8 @@ export function undeterminedEvidence(reason: string): Evidence {
 export function parseAssertions(body: string): AssertionsEvidence | undefined {
   const value = parseObject(body);
   const count = value?.count;
-  return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? { count } : undefined;
+  const unasserted = Array.isArray(value?.unasserted) ? value.unasserted.filter((text): text is string => typeof text === 'string') : [];
+  return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? { count, unasserted } : undefined;
 }
 
 export function parseNotApplicable(body: string): NotApplicableEvidence | undefined {

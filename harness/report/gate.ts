@@ -15,18 +15,22 @@ import type { Profile } from '../catalog/types.ts';
 import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, InputError, UsageError } from '../errors.ts';
 import type { RunProblem } from './classify.ts';
-import type { ConformanceReport, ReportRequirement } from './conformance-json.ts';
+import type { ConformanceReport, ReportRequirement, SensitivityResult } from './conformance-json.ts';
 import { PROFILES, validateReport } from './conformance-json.ts';
 import { describeContradiction, recomputeReport, runProblems, type Verdict } from './recompute.ts';
 
 export const USAGE = `gate --profile server|client|full [--report reports/conformance.json]
      [--ids SYNC-A-001,SYNC-B-002] [--section "<section name>"] [--allow-run-problems]
+     [--require-sensitivity [--sensitivity reports/sensitivity.json]]
   Exits 0 only when every requirement of the profile (narrowed by --ids and
   --section) passed; otherwise lists each blocking requirement and exits 1.
   Statuses are recomputed from the scenarios in the report; a report whose
   stated statuses disagree with them is refused (exit 1). Run-level problems
   (an incomplete run, a failed run hook, scenarios no requirement counts)
-  block the gate unless --allow-run-problems turns them into warnings.`;
+  block the gate unless --allow-run-problems turns them into warnings.
+  --require-sensitivity also requires, for every selected requirement, that
+  each of its Rules was proven by the sensitivity run (a fault recipe per
+  Rule, each caught by a Then step of that Rule).`;
 
 const OPTIONS = {
   profile: { type: 'string' },
@@ -34,6 +38,8 @@ const OPTIONS = {
   ids: { type: 'string' },
   section: { type: 'string' },
   'allow-run-problems': { type: 'boolean', default: false },
+  'require-sensitivity': { type: 'boolean', default: false },
+  sensitivity: { type: 'string', default: 'reports/sensitivity.json' },
   help: { type: 'boolean', default: false },
 } as const;
 
@@ -154,12 +160,17 @@ export async function main(args: string[]): Promise<number> {
     return EXIT_FINDINGS;
   }
 
+  const unproven = values['require-sensitivity'] ? sensitivityBlockers(readSensitivity(values.sensitivity), selected) : [];
   const problems = runProblems(report);
   const allowProblems = values['allow-run-problems'];
   if (allowProblems) for (const problem of problems) console.error(`warning: ${describeProblem(problem)}`);
   const blockingProblems = allowProblems ? [] : problems;
   const blockers = selected.filter((r) => verdicts.get(r.id)?.status !== 'passed');
-  if (blockers.length === 0 && blockingProblems.length === 0) {
+  if (unproven.length > 0) {
+    console.log(`gate blocked: ${unproven.length} selected requirement${unproven.length === 1 ? ' is' : 's are'} not proven by the sensitivity run (${values.sensitivity})`);
+    for (const line of unproven) console.log(line);
+  }
+  if (blockers.length === 0 && blockingProblems.length === 0 && unproven.length === 0) {
     const what = selected.length === 1 ? 'the 1 requirement' : `all ${selected.length} requirements`;
     const allowed = problems.length === 0 ? '' : ` (${problems.length === 1 ? '1 run problem' : `${problems.length} run problems`} allowed by --allow-run-problems)`;
     console.log(`gate passed: ${what} of ${scope} passed${allowed}`);
@@ -173,8 +184,40 @@ export async function main(args: string[]): Promise<number> {
   if (blockers.length > 0) {
     console.log(`gate blocked: ${blockers.length} of ${selected.length} requirements of ${scope} did not pass`);
     for (const blocker of blockers) console.log(describeBlocker(blocker, verdicts.get(blocker.id)));
-  } else {
+  } else if (blockingProblems.length > 0) {
     console.log(`every selected requirement of ${scope} passed, but the run problems above block the gate`);
   }
   return EXIT_FINDINGS;
+}
+
+/** Reads the sensitivity run's result file; a missing or malformed one is an input error naming it. */
+export function readSensitivity(file: string): SensitivityResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new InputError(file, undefined, `cannot read the sensitivity result (${(error as Error).message})`, 'run `synchro-conformance sensitivity` first, or point --sensitivity at the file it wrote');
+  }
+  const result = value as Partial<SensitivityResult>;
+  if (typeof result !== 'object' || result === null || !Array.isArray(result.rules) || typeof result.perRequirement !== 'object' || result.perRequirement === null) {
+    throw new InputError(file, undefined, 'not a sensitivity result per rule (no "rules" or "perRequirement")', 'run `synchro-conformance sensitivity` again with this version of the harness');
+  }
+  return result as SensitivityResult;
+}
+
+/** One line per selected requirement whose Rules were not all proven (or that the sensitivity run did not cover). */
+export function sensitivityBlockers(result: SensitivityResult, selected: readonly ReportRequirement[]): string[] {
+  const lines: string[] = [];
+  for (const requirement of selected) {
+    const counts = result.perRequirement[requirement.id];
+    if (counts === undefined) {
+      lines.push(`  ${requirement.id}  not covered by the sensitivity run (it did not pass without faults there, or was not selected)`);
+      continue;
+    }
+    const missing = result.rules.filter((rule) => rule.id === requirement.id && !rule.detected);
+    if (counts.total > 0 && missing.length === 0) continue;
+    lines.push(`  ${requirement.id}  ${counts.detected} of ${counts.total} rules proven`);
+    for (const rule of missing) lines.push(`      "${rule.rule}": ${rule.recipes === 0 ? 'no fault recipe' : 'a recipe was not caught by a Then step of the rule'}`);
+  }
+  return lines;
 }

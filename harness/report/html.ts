@@ -136,21 +136,23 @@ function renderProblems(report: ConformanceReport): string {
 
 function renderSensitivity(result: SensitivityResult): string {
   const pct = (d: { detected: number; total: number }) => (d.total === 0 ? '–' : `${Math.round((d.detected / d.total) * 100)}%`);
-  const sections = Object.entries(result.perSection)
-    .map(([name, d]) => `<tr><th scope="row">${escapeHtml(name)}</th><td>${d.detected} / ${d.total}</td><td>${pct(d)}</td></tr>`)
-    .join('');
-  const missed = result.results.filter((r) => !r.detected);
-  const rows = [...missed, ...result.results.filter((r) => r.detected)]
-    .map(
-      (r) =>
-        `<tr class="${r.detected ? 'status-passed' : 'status-failed'}"><td><code>${escapeHtml(r.id)}</code></td><td><code>${escapeHtml(r.fault)}</code></td><td>${r.detected ? 'detected' : 'missed'}</td><td>${escapeHtml(r.detail)}</td></tr>`,
-    )
+  const counts = (entries: [string, { detected: number; total: number }][]) =>
+    entries.map(([name, d]) => `<tr><th scope="row">${escapeHtml(name)}</th><td>${d.detected} / ${d.total}</td><td>${pct(d)}</td></tr>`).join('');
+  const certified = result.rules.filter((rule) => result.perRequirement[rule.id] !== undefined);
+  const unproven = certified.filter((rule) => !rule.detected);
+  const ruleRows = [...unproven, ...certified.filter((rule) => rule.detected)]
+    .map((rule) => {
+      const recipes = result.results.filter((r) => r.id === rule.id && r.rule === rule.rule);
+      const detail = recipes.length === 0 ? 'no fault recipe' : recipes.map((r) => `${r.fault}: ${r.outcome}${r.outcome === 'detected' ? '' : ` (${r.detail})`}`).join('; ');
+      return `<tr class="${rule.detected ? 'status-passed' : 'status-failed'}"><td><code>${escapeHtml(rule.id)}</code></td><td>${escapeHtml(rule.rule)}</td><td>${rule.detected ? 'detected' : 'not proven'}</td><td>${escapeHtml(detail)}</td></tr>`;
+    })
     .join('');
   return `<section class="sensitivity" aria-label="Sensitivity">
 <h2>Sensitivity</h2>
-<p>Each feature was run with a fault that breaks its invariant; it must fail. Detected <strong>${result.total.detected} of ${result.total.total}</strong> (${pct(result.total)}).${missed.length > 0 ? ` <strong class="status-failed">${missed.length} fault${missed.length === 1 ? '' : 's'} went unnoticed.</strong>` : ''}</p>
-<table><caption>By section</caption><thead><tr><th></th><th>detected</th><th>score</th></tr></thead><tbody>${sections}</tbody></table>
-<details><summary>All faults</summary><table class="faults"><thead><tr><th>requirement</th><th>fault</th><th>result</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table></details>
+<p>Each Rule (one MUST or MUST NOT clause) was run with fault recipes that break its clause; a Then step of that Rule must fail under each. Rules detected <strong>${result.total.detected} of ${result.total.total}</strong> (${pct(result.total)}).${unproven.length > 0 ? ` <strong class="status-failed">${unproven.length} rule${unproven.length === 1 ? ' is' : 's are'} not proven.</strong>` : ''}</p>
+<table><caption>By section (rules)</caption><thead><tr><th></th><th>detected</th><th>score</th></tr></thead><tbody>${counts(Object.entries(result.perSection))}</tbody></table>
+<details><summary>By requirement (rules)</summary><table><thead><tr><th></th><th>detected</th><th>score</th></tr></thead><tbody>${counts(Object.entries(result.perRequirement))}</tbody></table></details>
+<details><summary>All rules</summary><table class="faults"><thead><tr><th>requirement</th><th>rule</th><th>result</th><th>recipes</th></tr></thead><tbody>${ruleRows}</tbody></table></details>
 </section>`;
 }
 

@@ -44,7 +44,7 @@ export interface Recomputation {
 export function recomputeScenario(scenario: ReportScenario): Verdict {
   const finished = scenario.status !== 'undetermined';
   const notApplicable = scenario.capabilities.length > 0 ? [scenario.reason ?? scenario.capabilities.join(', ')] : [];
-  return scenarioVerdict(scenario.steps, finished, scenario.assertions, notApplicable, []);
+  return scenarioVerdict(scenario.steps, finished, scenario.assertions, notApplicable, [], scenario.unasserted_steps);
 }
 
 export function recomputeRequirement(requirement: ReportRequirement): { verdict: Verdict; contradictions: Contradiction[] } {

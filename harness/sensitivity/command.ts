@@ -1,12 +1,13 @@
 /**
  * `synchro-conformance sensitivity [--tags <expression>] [--records invariants.yaml] [--out reports]`
  *
- * Runs each selected invariant's feature under each of its fault recipes and
- * requires it to fail; prints the score per section and in total, writes
- * reports/sensitivity.json and adds the score to the HTML report when the main
- * run's messages are there. Exit status 1 when a fault went undetected, a
- * faulted requirement did not pass its baseline, or a requirement passed with
- * no fault recipe to prove it can fail.
+ * Runs, for each selected requirement that passes without faults, each fault
+ * recipe against the scenarios of the Rule it targets, and requires a Then
+ * step of that Rule to fail; prints detected / total Rules per requirement,
+ * per section and in total, writes reports/sensitivity.json and adds the
+ * score to the HTML report when the main run's messages are there. Exit
+ * status 1 when a recipe went undetected or broke only the set-up, or a Rule
+ * of a passed requirement has no recipe.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,10 @@ import { runSensitivity, type SensitivityOutcome } from './run.ts';
 
 export const USAGE = `sensitivity [--tags <expression>] [--profile server|client|full] [--server <adapter>] [--client <adapter>]
     [--parallel N] [--baseline <messages.ndjson>] [--records invariants.yaml] [--out reports]
-  Runs each selected invariant under each of its fault recipes and requires its feature to fail.
+  Runs each fault recipe of each selected invariant against the scenarios of the Rule it
+  targets and requires a Then step of that Rule to fail (a failing Given, When or hook
+  counts as "broke setup", not as detected). --parallel defaults to 1: a fault run stops
+  at its first detection, so its scenarios run one after another.
   --tags selects invariants by their feature tags (e.g. "@SYNC-PROTO-001 or @SYNC-INTEG-002").
   --baseline takes the fault-free results from the message stream of a run of the same code
   (reports/messages.ndjson after "run") instead of running every feature once more.`;
@@ -49,7 +53,8 @@ export async function main(args: string[]): Promise<number> {
   const root = dirname(recordsPath);
   const selector = selectRecords(values.profile, values.tags);
   const records = loadRecords(recordsPath).records.filter(({ record }) => selector(featureTags(record)));
-  const parallel = parallelism(values.parallel, undefined);
+  // A fault run is a handful of scenarios that stops at its first detection: one worker, in this process.
+  const parallel = parallelism(values.parallel, 1);
   const baselineMessages = values.baseline === undefined ? undefined : resolve(values.baseline);
   if (baselineMessages !== undefined && !existsSync(baselineMessages)) throw new UsageError(`--baseline ${values.baseline}: no such file; run "synchro-conformance run" first or leave --baseline out`);
 
@@ -77,7 +82,7 @@ export async function main(args: string[]): Promise<number> {
   writeAllOrNothing(outDir, [['sensitivity.json', `${JSON.stringify({ ...outcome.result, unproven: outcome.unproven, without_recipe: outcome.withoutRecipe, not_run: outcome.notRun }, null, 2)}\n`]]);
   rerenderWithSensitivity(outDir, recordsPath, outcome);
   // A requirement whose baseline did not pass is undetermined, not insensitive: the main run reports it.
-  const ok = outcome.requirements.every((r) => r.proven || r.baseline !== 'passed') && outcome.unproven.length === 0;
+  const ok = outcome.requirements.every((r) => r.proven || r.baseline !== 'passed');
   return ok ? EXIT_OK : EXIT_FINDINGS;
 }
 
@@ -98,14 +103,18 @@ function selectRecords(profile: string, tags: string | undefined): (tags: string
 }
 
 export function formatSensitivity(outcome: SensitivityOutcome, selected: number): string {
-  const lines = ['', 'Sensitivity (a requirement counts as detected when its feature fails under every one of its faults):'];
-  for (const [section, detection] of Object.entries(outcome.result.perSection)) {
-    lines.push(`  ${section}: ${detection.detected} of ${detection.total} detected`);
-  }
+  const lines = ['', 'Sensitivity per rule (a rule counts as detected when it has a fault recipe and a Then step of the rule fails under each):'];
+  for (const [id, detection] of Object.entries(outcome.result.perRequirement)) lines.push(`  ${id}: ${detection.detected} of ${detection.total} rules detected`);
+  for (const [section, detection] of Object.entries(outcome.result.perSection)) lines.push(`  ${section}: ${detection.detected} of ${detection.total} rules detected`);
   const { detected, total } = outcome.result.total;
-  lines.push(`  total: ${detected} of ${total} detected (${selected} requirements selected, ${outcome.unproven.length + outcome.withoutRecipe.length} without a fault recipe)`);
+  const requirements = outcome.requirements.filter((r) => r.baseline === 'passed');
+  lines.push(`  total: ${detected} of ${total} rules detected, over ${requirements.length} requirements that passed without faults (${requirements.filter((r) => r.proven).length} with every rule detected; ${selected} selected)`);
+  const undetected = outcome.result.rules.filter((rule) => !rule.detected && outcome.result.perRequirement[rule.id] !== undefined);
+  if (undetected.length > 0) {
+    lines.push('  rules not proven:');
+    for (const rule of undetected) lines.push(`    ${rule.id} "${rule.rule}": ${rule.recipes === 0 ? 'no fault recipe' : 'a recipe was not detected by a Then step of the rule'}`);
+  }
   if (outcome.notRun.length > 0) lines.push(`  faults not run because the requirement did not pass without them: ${outcome.notRun.join(', ')}`);
-  if (outcome.unproven.length > 0) lines.push(`  passed without a fault recipe to prove they can fail: ${outcome.unproven.join(', ')}`);
   return lines.join('\n');
 }
 

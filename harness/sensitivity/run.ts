@@ -1,18 +1,25 @@
 /**
- * The sensitivity run: proof that every check can fail.
+ * The sensitivity run: proof, clause by clause, that every check can fail.
  *
- * For each selected requirement it first runs the feature without a fault
- * (the baseline must pass, or detection means nothing), then once per fault
- * recipe with that fault applied, and counts the fault as detected only when
- * the requirement comes out `failed`. A requirement that passes its baseline
- * but has no fault recipe is listed as unproven.
+ * Each Rule of a feature is one MUST or MUST NOT clause, and each fault recipe
+ * in invariants.yaml names the Rule whose clause it breaks. For a requirement
+ * that passed without faults, every recipe runs only the scenarios of its
+ * Rule with the fault switched on, and counts as detected only when a Then
+ * step of that Rule fails: a failure in a Given or When step or in a hook
+ * shows the fault broke the set-up, not that the clause's check noticed it.
+ * The run of a recipe stops at its first detection.
+ *
+ * A Rule is detected when it has at least one recipe and every one of its
+ * recipes is detected; a Rule of a passed requirement without a recipe is a
+ * finding (nothing shows its checks can fail).
  */
 import { join } from 'node:path';
+import { type FeatureRule, readFeature } from '../catalog/features.ts';
 import type { LocatedRecord, RequirementRecord } from '../catalog/types.ts';
 import { InputError } from '../errors.ts';
 import { classifyRun, type Status } from '../report/classify.ts';
 import type { Detection, SensitivityResult } from '../report/conformance-json.ts';
-import { readMessages } from '../report/messages.ts';
+import { type MessageIndex, readMessages } from '../report/messages.ts';
 import { type JsonObject, runFeatures } from '../run/cucumber.ts';
 
 export interface SensitivityOptions {
@@ -32,35 +39,60 @@ export interface SensitivityOptions {
    * baseline instead of running every feature a second time.
    */
   baselineMessages?: string;
-  /** Called after each run, for progress output. */
+  /** Called after each recipe, for progress output. */
   onResult?: (line: string) => void;
+}
+
+/** What one fault run showed about its Rule. */
+export type RecipeOutcome = 'detected' | 'missed' | 'broke-setup' | 'not-run';
+
+export interface RecipeResult {
+  fault: string;
+  outcome: RecipeOutcome;
+  /** The Then step that failed, or why the recipe is not detected. */
+  detail: string;
+}
+
+export interface RuleSensitivity {
+  requirement: string;
+  section: string;
+  rule: string;
+  /** Line of the `Rule:` keyword in the feature. */
+  line: number;
+  recipes: RecipeResult[];
+  /** At least one recipe, and every recipe detected. */
+  detected: boolean;
 }
 
 export interface RequirementSensitivity {
   id: string;
   section: string;
   baseline: Status;
-  faults: { fault: string; status: Status; detected: boolean }[];
-  /** Every fault detected on a passing baseline. */
+  rules: RuleSensitivity[];
+  /** Every Rule detected on a passing baseline. */
   proven: boolean;
 }
 
 export interface SensitivityOutcome {
   requirements: RequirementSensitivity[];
-  /** Passed their baseline but have no fault recipe: green without proof that they can fail. */
+  /** Passed their baseline with at least one Rule lacking a recipe: green without proof that those clauses can fail. */
   unproven: string[];
   /** Selected requirements with no fault recipe and no passing baseline. */
   withoutRecipe: string[];
-  /** Requirements with fault recipes whose baseline did not pass: their faults prove nothing and are not counted. */
+  /** Requirements with fault recipes whose baseline did not pass: their faults prove nothing and are not run. */
   notRun: string[];
   result: SensitivityResult;
 }
 
-function validateFaults(options: SensitivityOptions): void {
+function validateFaults(options: SensitivityOptions, rulesOf: (record: RequirementRecord) => FeatureRule[]): void {
   for (const { record, line } of options.records) {
+    const titles = new Set(rulesOf(record).map((rule) => rule.title));
     for (const fault of record.faults ?? []) {
       if (!options.knownFaults.has(fault.name)) {
-        throw new InputError(options.recordsFile, line, `record ${record.id} names fault "${fault.name}", which the fault registry does not know`, 'use a fault name from harness/faults/registry.ts');
+        throw new InputError(options.recordsFile, line, `record ${record.id} names fault "${fault.name}", which the fault registry does not know`, 'use a fault name from harness/faults/registry.ts or a switch marked in reference/');
+      }
+      if (!titles.has(fault.rule)) {
+        throw new InputError(options.recordsFile, line, `record ${record.id}: fault ${fault.name} targets the rule "${fault.rule}", which ${record.feature} does not have`, 'copy the title of the Rule the fault breaks exactly as the feature writes it after "Rule:"');
       }
     }
   }
@@ -71,27 +103,65 @@ function statusesIn(messagesFile: string, records: RequirementRecord[]): Map<str
   return new Map(classification.requirements.map((requirement) => [requirement.id, requirement.status]));
 }
 
-async function statusesOf(options: SensitivityOptions, records: RequirementRecord[], name: string, fault?: string): Promise<Map<string, Status>> {
-  const messagesFile = join(options.workDir, `${name}.ndjson`);
+/**
+ * Judges a fault run of one Rule from its message stream: detected when a
+ * Then step (a pickle step of type Outcome) failed; broke-setup when only
+ * Given or When steps or hooks failed; missed when nothing failed.
+ */
+export function judgeFaultRun(index: MessageIndex): { outcome: Exclude<RecipeOutcome, 'not-run'>; detail: string } {
+  const setupBreaks: string[] = [];
+  for (const pickle of index.pickles) {
+    const testCase = index.testCaseByPickle.get(pickle.id);
+    const attempts = testCase === undefined ? [] : (index.attempts.get(testCase.id) ?? []);
+    const last = attempts[attempts.length - 1];
+    if (testCase === undefined || last === undefined) continue;
+    const results = index.stepResults.get(last.id);
+    for (const testStep of testCase.testSteps) {
+      const result = results?.get(testStep.id);
+      if (result === undefined || String(result.status) !== 'FAILED') continue;
+      const error = (result.exception?.message ?? result.message ?? '').split('\n')[0] ?? '';
+      const pickleStep = testStep.pickleStepId === undefined ? undefined : pickle.steps.find((step) => step.id === testStep.pickleStepId);
+      if (pickleStep !== undefined && String(pickleStep.type) === 'Outcome') {
+        return { outcome: 'detected', detail: `scenario "${pickle.name}": Then step "${pickleStep.text}" failed: ${error}` };
+      }
+      const what = pickleStep === undefined ? 'a hook' : `step "${pickleStep.text}"`;
+      setupBreaks.push(`scenario "${pickle.name}": ${what} failed: ${error}`);
+    }
+  }
+  if (setupBreaks.length > 0) return { outcome: 'broke-setup', detail: `no Then step of the rule failed; the fault broke the set-up instead (${setupBreaks[0]})` };
+  return { outcome: 'missed', detail: 'every scenario of the rule still passed under the fault' };
+}
+
+async function runRecipe(options: SensitivityOptions, record: RequirementRecord, rule: FeatureRule, fault: string): Promise<RecipeResult> {
+  if (rule.scenarioLines.length === 0) return { fault, outcome: 'missed', detail: 'the rule has no scenario to run' };
+  const messagesFile = join(options.workDir, `${record.id}-${rule.line}-${fault.replace(/\W/g, '-')}.ndjson`);
   await runFeatures({
     cwd: options.root,
-    paths: records.map((record) => record.feature),
+    paths: [`${record.feature}:${rule.scenarioLines.join(':')}`],
     imports: options.imports,
     parallel: options.parallel,
-    worldParameters: { ...options.worldParameters, ...(fault ? { fault } : {}) },
+    worldParameters: { ...options.worldParameters, fault, stopAtDetection: true },
     messagesFile,
     progress: 'none',
-    // Under a fault one failing scenario decides the outcome: the rest need not run.
-    failFast: fault !== undefined,
   });
-  return statusesIn(messagesFile, records);
+  return { fault, ...judgeFaultRun(readMessages(messagesFile)) };
 }
 
 export async function runSensitivity(options: SensitivityOptions): Promise<SensitivityOutcome> {
-  validateFaults(options);
+  const rulesByFeature = new Map<string, FeatureRule[]>();
+  const rulesOf = (record: RequirementRecord): FeatureRule[] => {
+    let rules = rulesByFeature.get(record.feature);
+    if (rules === undefined) {
+      const read = readFeature(options.root, record.feature);
+      if (!read.ok) throw new InputError(record.feature, read.error.line, `the feature of ${record.id} is not valid Gherkin: ${read.error.message}`, 'run "synchro-conformance catalog check" and correct the feature');
+      rules = read.feature.rules;
+      rulesByFeature.set(record.feature, rules);
+    }
+    return rules;
+  };
+  validateFaults(options, rulesOf);
   const records = options.records.map((located) => located.record);
-  const baseline =
-    records.length === 0 ? new Map<string, Status>() : options.baselineMessages !== undefined ? statusesIn(options.baselineMessages, records) : await statusesOf(options, records, 'baseline');
+  const baseline = records.length === 0 ? new Map<string, Status>() : options.baselineMessages !== undefined ? statusesIn(options.baselineMessages, records) : await baselineRun(options, records);
   const requirements: RequirementSensitivity[] = [];
   const unproven: string[] = [];
   const withoutRecipe: string[] = [];
@@ -99,42 +169,57 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
   for (const record of records) {
     const base = baseline.get(record.id) ?? 'undetermined';
     const recipes = record.faults ?? [];
-    if (recipes.length === 0) {
-      (base === 'passed' ? unproven : withoutRecipe).push(record.id);
+    if (recipes.length === 0 && base !== 'passed') {
+      withoutRecipe.push(record.id);
       continue;
     }
-    const faults: RequirementSensitivity['faults'] = [];
-    for (const recipe of recipes) {
-      // Without a passing baseline a failure under the fault proves nothing, so the fault run is not counted.
-      const status = base === 'passed' ? ((await statusesOf(options, [record], `${record.id}-${recipe.name.replace(/\W/g, '-')}`, recipe.name)).get(record.id) ?? 'undetermined') : 'undetermined';
-      faults.push({ fault: recipe.name, status, detected: base === 'passed' && status === 'failed' });
-      options.onResult?.(`${record.id} ${recipe.name}: ${base !== 'passed' ? `not run (baseline ${base})` : status === 'failed' ? 'detected' : `NOT detected (feature ${status} under the fault)`}`);
+    const rules: RuleSensitivity[] = [];
+    for (const rule of rulesOf(record)) {
+      const results: RecipeResult[] = [];
+      for (const recipe of recipes.filter((r) => r.rule === rule.title)) {
+        // Without a passing baseline a failure under the fault proves nothing, so the fault is not run.
+        const result = base === 'passed' ? await runRecipe(options, record, rule, recipe.name) : { fault: recipe.name, outcome: 'not-run' as const, detail: `baseline ${base}: fault not run` };
+        results.push(result);
+        options.onResult?.(`${record.id} rule "${rule.title}" ${recipe.name}: ${result.outcome === 'detected' ? 'detected' : result.outcome === 'not-run' ? result.detail : `NOT detected (${result.detail})`}`);
+      }
+      if (results.length === 0 && base === 'passed') options.onResult?.(`${record.id} rule "${rule.title}": NO fault recipe`);
+      rules.push({ requirement: record.id, section: record.section, rule: rule.title, line: rule.line, recipes: results, detected: results.length > 0 && results.every((r) => r.outcome === 'detected') });
     }
-    requirements.push({ id: record.id, section: record.section, baseline: base, faults, proven: base === 'passed' && faults.every((f) => f.detected) });
+    const proven = base === 'passed' && rules.every((rule) => rule.detected);
+    if (base === 'passed' && rules.some((rule) => rule.recipes.length === 0)) unproven.push(record.id);
+    requirements.push({ id: record.id, section: record.section, baseline: base, rules, proven });
   }
   const notRun = requirements.filter((r) => r.baseline !== 'passed').map((r) => r.id);
   return { requirements, unproven, withoutRecipe, notRun, result: summarize(requirements) };
 }
 
+async function baselineRun(options: SensitivityOptions, records: RequirementRecord[]): Promise<Map<string, Status>> {
+  const messagesFile = join(options.workDir, 'baseline.ndjson');
+  await runFeatures({ cwd: options.root, paths: records.map((record) => record.feature), imports: options.imports, parallel: options.parallel, worldParameters: options.worldParameters, messagesFile, progress: 'none' });
+  return statusesIn(messagesFile, records);
+}
+
 function summarize(requirements: RequirementSensitivity[]): SensitivityResult {
   const total: Detection = { detected: 0, total: 0 };
   const perSection: Record<string, Detection> = {};
+  const perRequirement: Record<string, Detection> = {};
+  const rules: SensitivityResult['rules'] = [];
   const results: SensitivityResult['results'] = [];
   for (const requirement of requirements) {
-    for (const fault of requirement.faults) {
-      const detail = requirement.baseline !== 'passed' ? `baseline ${requirement.baseline}: fault not run` : `feature ${fault.status} under the fault`;
-      results.push({ id: requirement.id, fault: fault.fault, detected: fault.detected, detail });
+    for (const rule of requirement.rules) {
+      for (const recipe of rule.recipes) results.push({ id: requirement.id, rule: rule.rule, fault: recipe.fault, outcome: recipe.outcome, detected: recipe.outcome === 'detected', detail: recipe.detail });
+      rules.push({ id: requirement.id, rule: rule.rule, line: rule.line, recipes: rule.recipes.length, detected: rule.detected });
     }
     // Only a requirement that passed without faults can show that its faults are noticed.
     if (requirement.baseline !== 'passed') continue;
     const section = perSection[requirement.section] ?? { detected: 0, total: 0 };
     perSection[requirement.section] = section;
-    section.total += 1;
-    total.total += 1;
-    if (requirement.proven) {
-      section.detected += 1;
-      total.detected += 1;
+    const own: Detection = { detected: requirement.rules.filter((rule) => rule.detected).length, total: requirement.rules.length };
+    perRequirement[requirement.id] = own;
+    for (const counts of [section, total]) {
+      counts.detected += own.detected;
+      counts.total += own.total;
     }
   }
-  return { total, perSection, results };
+  return { total, perSection, perRequirement, rules, results };
 }

@@ -8,11 +8,11 @@
  * killed and its state removed; wire violations seen by the proxy and client
  * protocol breaches fail it, with the client's captured output.
  */
-import { After, AfterAll, Before, BeforeStep } from '@cucumber/cucumber';
+import { After, AfterAll, AfterStep, Before, BeforeAll, BeforeStep, Status } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
-import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
+import { assertionsEvidence, notApplicableEvidence, resourcesEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
 import { scenarioKey } from '../../harness/run/incomplete.ts';
 import { snapshotServerState } from './server-state.ts';
 import type { SyncWorld } from './world.ts';
@@ -38,8 +38,24 @@ function undeterminedReason(world: SyncWorld, tags: readonly string[], stepKey: 
   return undefined;
 }
 
+/**
+ * Sensitivity runs (world parameter `stopAtDetection`): once a Then step of
+ * the rule under test failed, the fault is proven detected and the rule's
+ * remaining scenarios are not run. Reset for each run.
+ */
+let detectedInThisRun = false;
+
+BeforeAll(() => {
+  detectedInThisRun = false;
+});
+
 Before(function (this: SyncWorld, { pickle }) {
   this.stepTexts = pickle.steps.map((step) => step.text);
+  if (this.parameters.stopAtDetection === true && detectedInThisRun) {
+    const evidence = undeterminedEvidence('not run: a Then step of an earlier scenario of this rule already failed under the fault');
+    this.attach(evidence.body, evidence.mediaType);
+    return 'skipped';
+  }
   const tags = pickle.tags.map((tag) => tag.name);
   const reason = undeterminedReason(this, tags, scenarioKey(pickle.uri, this.stepTexts));
   if (reason) {
@@ -65,6 +81,7 @@ const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"
 const SNAPSHOT_STEP = /^no durable state changed on the server$/;
 
 BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
+  this.assertionsBeforeStep = this.assert.count;
   if (this.model.pending && !DECLARATION.some((pattern) => pattern.test(pickleStep.text))) await this.readyServer();
   // "No durable state changed" compares against the state right before the scenario's first action.
   if (pickleStep.type === 'Action' && this.serverSnapshot === undefined && pickle.steps.some((step) => SNAPSHOT_STEP.test(step.text))) {
@@ -72,9 +89,20 @@ BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
   }
 });
 
+// A Then step has to check something the implementation produced: one that
+// passes without executing an assertion proves nothing, and the report makes
+// its scenario undetermined with the step named.
+AfterStep(function (this: SyncWorld, { pickleStep, result }) {
+  if (pickleStep.type !== 'Outcome') return;
+  if (result.status === Status.PASSED && this.assert.count === this.assertionsBeforeStep) this.unassertedSteps.push(pickleStep.text);
+  if (result.status === Status.FAILED && this.parameters.stopAtDetection === true) detectedInThisRun = true;
+});
+
 After(async function (this: SyncWorld) {
-  const evidence = assertionsEvidence(this.assert.count);
+  const evidence = assertionsEvidence(this.assert.count, this.unassertedSteps);
   this.attach(evidence.body, evidence.mediaType);
+  const resources = resourcesEvidence(this.resources());
+  this.attach(resources.body, resources.mediaType);
   const problems = await this.problems();
   const teardownErrors = await this.teardown();
   if (problems.length > 0) throw new Error(`the implementation under test broke the protocol:\n- ${problems.join('\n- ')}`);

@@ -39,6 +39,8 @@ export interface RunParameters {
   incomplete?: Record<string, string>;
   /** Deadline of any single wait, in milliseconds (30 s by default). */
   deadlineMs?: number;
+  /** Sensitivity run of one rule: skip the remaining scenarios once a Then step failed under the fault. */
+  stopAtDetection?: boolean;
 }
 
 export const DEFAULT_DEADLINE_MS = 30_000;
@@ -70,6 +72,9 @@ function setupOf<S extends ServerSetup | ClientSetup>(value: S | string | undefi
 
 export class SyncWorld extends World<RunParameters> {
   readonly assert: CountingAssert = new CountingAssert();
+  /** The assertion count when the running step began, and the Then steps that passed without one. */
+  assertionsBeforeStep = 0;
+  readonly unassertedSteps: string[] = [];
   readonly serverSetup: ServerSetup;
   readonly clientSetup: ClientSetup;
   readonly deadlineMs: number;
@@ -266,6 +271,11 @@ export class SyncWorld extends World<RunParameters> {
   async openParams(client: ScenarioClient, userId: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const [server, proxy] = [await this.server(), await this.proxy()];
     return { dataDir: client.dataDir, serverUrl: proxy.url, token: await server.token(userId), clientId: `${this.scenarioName}-${client.name}`, appVersion: '1.0.0', ...extra };
+  }
+
+  /** What the scenario started, for the cost benchmark. */
+  resources(): { server: boolean; clientProcesses: number } {
+    return { server: this.#server !== undefined, clientProcesses: [...this.clients.values()].reduce((sum, client) => sum + client.process.starts, 0) };
   }
 
   /** Problems found along the way that fail the scenario even if every step passed. */

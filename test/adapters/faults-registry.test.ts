@@ -17,10 +17,12 @@ test('fault names are unique, prefixed by their kind and match the records schem
   for (const fault of FAULTS) {
     assert.match(fault.name, /^[a-z]+:[a-z0-9-]+$/);
     assert.ok(fault.name.startsWith(`${fault.kind}:`), `${fault.name} is of kind ${fault.kind}`);
-    assert.ok(fault.description.length > 10);
+    // What a fault breaks is said once, in invariants.yaml; the registry only knows how it is made.
+    assert.ok(fault.kind === 'wire' ? (fault.rules?.length ?? 0) > 0 : (fault.places?.length ?? 0) > 0, `${fault.name} has no mechanism`);
+    assert.equal('description' in fault, false);
   }
   assert.equal(findFault('wire:push-429')?.kind, 'wire');
-  assert.equal(switchName({ name: 'server:skip-fence', kind: 'server', description: '' }), 'skip-fence');
+  assert.equal(switchName({ name: 'server:skip-fence', kind: 'server' }), 'skip-fence');
 });
 
 test('every wire fault is made of proxy rules on protocol endpoints, covering every fault kind', () => {

@@ -78,7 +78,7 @@ test('each scenario gets its own database and server process, with faults and te
 test('a sensitivity run switches a server fault on in the scenario server, and the feature notices', { skip: markedSwitches().length === 0 && 'no server switch is marked in reference/ yet' }, async () => {
   const fault = markedSwitches().find((marked) => marked.kind === 'server')?.name as string;
   const fixtures = new URL('./fixtures/', import.meta.url).pathname;
-  const record: RequirementRecord = { id: 'SYNC-ALPHA-010', title: 'switch', anchor: 'switch', section: 'Alpha', summary: 'A fixture requirement for the fault wiring.', applies_to: ['server'], profiles: ['server', 'full'], feature: 'reference-features/fault-switch.feature', references: [{ type: 'normative', anchor: 'switch' }], faults: [{ name: fault, description: 'a marked switch' }] };
+  const record: RequirementRecord = { id: 'SYNC-ALPHA-010', title: 'switch', anchor: 'switch', section: 'Alpha', summary: 'A fixture requirement for the fault wiring.', applies_to: ['server'], profiles: ['server', 'full'], feature: 'reference-features/fault-switch.feature', references: [{ type: 'normative', anchor: 'switch' }], faults: [{ name: fault, rule: "the scenario's server runs with exactly the switches of the run", description: 'a marked switch' }] };
   const outcome = await runSensitivity({
     root: fixtures,
     recordsFile: 'invariants.yaml',
@@ -89,7 +89,7 @@ test('a sensitivity run switches a server fault on in the scenario server, and t
     parallel: 1,
     workDir: mkdtempSync(join(root, 'sensitivity-')),
   });
-  assert.deepEqual(outcome.requirements.map((r) => [r.baseline, r.faults.map((f) => [f.fault, f.status])]), [['passed', [[fault, 'failed']]]]);
+  assert.deepEqual(outcome.requirements.map((r) => [r.baseline, r.rules.flatMap((rule) => rule.recipes.map((f) => [f.fault, f.outcome]))]), [['passed', [[fault, 'detected']]]]);
 });
 
 test('a reference server that does not start is reported unavailable with its output', async () => {

@@ -98,7 +98,7 @@ test('a deliberately wrong server fails the scenario naming message, pointer and
 });
 
 test('the sensitivity run applies a registered wire fault through the proxy and the feature notices it', async () => {
-  const located: LocatedRecord[] = [{ record: { ...record('SYNC-ALPHA-001', 'round-trip'), faults: [{ name: 'wire:corrupt-pull-response', description: 'pull body corrupted' }, { name: 'wire:pull-503', description: 'pull refused' }] }, line: 1 }];
+  const located: LocatedRecord[] = [{ record: { ...record('SYNC-ALPHA-001', 'round-trip'), faults: [{ name: 'wire:corrupt-pull-response', rule: 'a written value survives a sync', description: 'pull body corrupted' }, { name: 'wire:pull-503', rule: 'a written value survives a sync', description: 'pull refused' }] }, line: 1 }];
   const outcome = await runSensitivity({
     root: fixtureRoot,
     recordsFile: 'invariants.yaml',
@@ -110,8 +110,8 @@ test('the sensitivity run applies a registered wire fault through the proxy and 
     workDir: mkdtempSync(join(scratch, 'sensitivity-')),
   });
   assert.deepEqual(
-    outcome.requirements.map((r) => [r.id, r.baseline, r.faults.map((f) => [f.fault, f.status])]),
-    [['SYNC-ALPHA-001', 'passed', [['wire:corrupt-pull-response', 'failed'], ['wire:pull-503', 'failed']]]],
+    outcome.requirements.map((r) => [r.id, r.baseline, r.rules.flatMap((rule) => rule.recipes.map((f) => [f.fault, f.outcome]))]),
+    [['SYNC-ALPHA-001', 'passed', [['wire:corrupt-pull-response', 'detected'], ['wire:pull-503', 'detected']]]],
   );
 });
 

@@ -38,9 +38,14 @@ describe('report command', () => {
       JSON.stringify({
         total: { detected: 1, total: 2 },
         perSection: { 'Protocol Invariants': { detected: 1, total: 2 } },
+        perRequirement: { 'SYNC-FIX-001': { detected: 1, total: 1 }, 'SYNC-FIX-011': { detected: 0, total: 1 } },
+        rules: [
+          { id: 'SYNC-FIX-001', rule: 'responses survive loss', line: 4, recipes: 1, detected: true },
+          { id: 'SYNC-FIX-011', rule: 'checks are enforced', line: 4, recipes: 1, detected: false },
+        ],
         results: [
-          { id: 'SYNC-FIX-001', fault: 'wire:drop-response', detected: true, detail: 'scenario failed' },
-          { id: 'SYNC-FIX-011', fault: 'server:skip-check', detected: false, detail: 'feature stayed green' },
+          { id: 'SYNC-FIX-001', rule: 'responses survive loss', fault: 'wire:drop-response', outcome: 'detected', detected: true, detail: 'Then step failed' },
+          { id: 'SYNC-FIX-011', rule: 'checks are enforced', fault: 'server:skip-check', outcome: 'missed', detected: false, detail: 'every scenario of the rule still passed under the fault' },
         ],
       }),
     );
@@ -60,7 +65,7 @@ describe('report command', () => {
     assert.deepEqual(written.implementation, { server: { id: 'reference', description: 'reference server' }, client: null });
     assert.equal(written.vector_set_hash, 'abc123');
     assert.equal(written.sensitivity?.total.detected, 1);
-    assert.match(readFileSync(join(out, REPORT_FILES.html), 'utf8'), /Detected <strong>1 of 2<\/strong>/);
+    assert.match(readFileSync(join(out, REPORT_FILES.html), 'utf8'), /Rules detected <strong>1 of 2<\/strong>/);
     assert.match(readFileSync(join(out, REPORT_FILES.junit), 'utf8'), /<testsuites /);
   });
 

@@ -40,9 +40,14 @@ before(async () => {
     sensitivity: {
       total: { detected: 1, total: 2 },
       perSection: { 'Protocol Invariants': { detected: 1, total: 2 } },
+      perRequirement: { 'SYNC-FIX-001': { detected: 1, total: 1 }, 'SYNC-FIX-011': { detected: 0, total: 1 } },
+      rules: [
+        { id: 'SYNC-FIX-001', rule: 'responses survive loss', line: 4, recipes: 1, detected: true },
+        { id: 'SYNC-FIX-011', rule: 'checks are enforced', line: 4, recipes: 1, detected: false },
+      ],
       results: [
-        { id: 'SYNC-FIX-001', fault: 'wire:drop-response', detected: true, detail: 'scenario failed as required' },
-        { id: 'SYNC-FIX-011', fault: 'server:skip-check', detected: false, detail: 'feature stayed green' },
+        { id: 'SYNC-FIX-001', rule: 'responses survive loss', fault: 'wire:drop-response', outcome: 'detected', detected: true, detail: 'Then step failed' },
+        { id: 'SYNC-FIX-011', rule: 'checks are enforced', fault: 'server:skip-check', outcome: 'missed', detected: false, detail: 'every scenario of the rule still passed under the fault' },
       ],
     },
     outDir,
@@ -84,7 +89,7 @@ describe('conformance.html in a browser', () => {
       tiles.map((t) => t.replace(/\s+/g, ' ').trim()),
       ['11 requirements', '2 failed', '6 undetermined', '1 not applicable', '2 passed'],
     );
-    assert.match(await shown(page.locator('section.sensitivity')), /Detected 1 of 2 \(50%\)\. 1 fault went unnoticed\./);
+    assert.match(await shown(page.locator('section.sensitivity')), /Rules detected 1 of 2 \(50%\)\. 1 rule is not proven\./);
     assert.equal((await visibleIds()).length, 11);
   });
 

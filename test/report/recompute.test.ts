@@ -45,6 +45,7 @@ const classifiedScenario = fc
       ...verdict,
       capabilities: verdict.status === 'not-applicable' ? notApplicable : [],
       assertions,
+      unasserted_steps: [],
       attempts: 1,
       steps: outcomes,
     };

@@ -1,15 +1,24 @@
+/**
+ * The sensitivity run judges each fault recipe by the Rule it targets: only
+ * that Rule's scenarios run under the fault, and only a failing Then step of
+ * the Rule counts as detection; a failing Given, When or hook is a broken
+ * set-up. A Rule of a passed requirement without a recipe is unproven.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { LocatedRecord, RequirementRecord } from '../../harness/catalog/types.ts';
+import type { FaultRecipe, LocatedRecord, RequirementRecord } from '../../harness/catalog/types.ts';
 import { InputError } from '../../harness/errors.ts';
+import { readMessages } from '../../harness/report/messages.ts';
 import { runSensitivity } from '../../harness/sensitivity/run.ts';
 
 const root = new URL('./fixture/', import.meta.url).pathname;
+const EXACT = 'a sum is exact';
+const WORKING = 'a sum is taken only from a working adder';
 
-function record(id: string, anchor: string, section: string, faults: string[]): LocatedRecord {
+function record(id: string, anchor: string, section: string, faults: [name: string, rule: string][]): LocatedRecord {
   const value: RequirementRecord = {
     id,
     title: anchor,
@@ -20,50 +29,86 @@ function record(id: string, anchor: string, section: string, faults: string[]): 
     profiles: ['server', 'full'],
     feature: `features/${anchor}.feature`,
     references: [{ type: 'normative', anchor }],
-    faults: faults.map((name) => ({ name, description: 'fixture fault' })),
+    faults: faults.map(([name, rule]): FaultRecipe => ({ name, rule, description: 'fixture fault' })),
   };
   return { record: value, line: 1 };
 }
 
-const options = (records: LocatedRecord[]) => ({
+const options = (records: LocatedRecord[], workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-test-'))) => ({
   root,
   recordsFile: 'invariants.yaml',
   records,
-  knownFaults: new Set(['server:wrong-sum', 'server:rude-greeting']),
+  knownFaults: new Set(['server:wrong-sum', 'server:rude-greeting', 'server:broken-adder']),
   worldParameters: {},
   imports: ['steps/**/*.ts'],
   parallel: 1,
-  workDir: mkdtempSync(join(tmpdir(), 'synchro-sensitivity-test-')),
+  workDir,
 });
 
-test('a fault the feature notices is detected; one it cannot notice is not', async () => {
+test('a recipe is detected only by a Then step of its rule; a broken Given is not detection; a weak check misses', async () => {
   const outcome = await runSensitivity(
-    options([record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:wrong-sum']), record('SYNC-ALPHA-002', 'greeting', 'Alpha', ['server:rude-greeting']), record('SYNC-BETA-001', 'unimplemented', 'Beta', ['server:wrong-sum'])]),
+    options([
+      record('SYNC-ALPHA-001', 'sum', 'Alpha', [
+        ['server:wrong-sum', EXACT],
+        ['server:broken-adder', WORKING],
+      ]),
+      record('SYNC-ALPHA-002', 'greeting', 'Alpha', [['server:rude-greeting', 'a greeting is polite']]),
+      record('SYNC-BETA-001', 'unimplemented', 'Beta', [['server:wrong-sum', 'something is required']]),
+    ]),
   );
   assert.deepEqual(
-    outcome.requirements.map((r) => [r.id, r.baseline, r.faults.map((f) => [f.fault, f.status, f.detected]), r.proven]),
+    outcome.requirements.map((r) => [r.id, r.baseline, r.rules.map((rule) => [rule.rule, rule.recipes.map((f) => [f.fault, f.outcome]), rule.detected]), r.proven]),
     [
-      ['SYNC-ALPHA-001', 'passed', [['server:wrong-sum', 'failed', true]], true],
-      ['SYNC-ALPHA-002', 'passed', [['server:rude-greeting', 'passed', false]], false],
-      // An undetermined baseline proves nothing, so its fault is not counted as detected.
-      ['SYNC-BETA-001', 'undetermined', [['server:wrong-sum', 'undetermined', false]], false],
+      [
+        'SYNC-ALPHA-001',
+        'passed',
+        [
+          [EXACT, [['server:wrong-sum', 'detected']], true],
+          [WORKING, [['server:broken-adder', 'broke-setup']], false],
+        ],
+        false,
+      ],
+      ['SYNC-ALPHA-002', 'passed', [['a greeting is polite', [['server:rude-greeting', 'missed']], false]], false],
+      // An undetermined baseline proves nothing, so its fault is not run.
+      ['SYNC-BETA-001', 'undetermined', [['something is required', [['server:wrong-sum', 'not-run']], false]], false],
     ],
   );
-  // The undetermined requirement is listed as not run and left out of the score.
+  assert.match(outcome.requirements[0]?.rules[0]?.recipes[0]?.detail ?? '', /Then step "the sum is 4" failed/);
+  assert.match(outcome.requirements[0]?.rules[1]?.recipes[0]?.detail ?? '', /broke the set-up.*the adder has started/);
   assert.deepEqual(outcome.notRun, ['SYNC-BETA-001']);
-  assert.deepEqual(outcome.result.total, { detected: 1, total: 2 });
-  assert.deepEqual(outcome.result.perSection, { Alpha: { detected: 1, total: 2 } });
+  // Counts are rules of the requirements that passed without faults.
+  assert.deepEqual(outcome.result.total, { detected: 1, total: 3 });
+  assert.deepEqual(outcome.result.perRequirement, { 'SYNC-ALPHA-001': { detected: 1, total: 2 }, 'SYNC-ALPHA-002': { detected: 0, total: 1 } });
+  assert.deepEqual(outcome.result.perSection, { Alpha: { detected: 1, total: 3 } });
 });
 
-test('a passing requirement without a fault recipe is unproven', async () => {
-  const outcome = await runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', []), record('SYNC-BETA-001', 'unimplemented', 'Beta', [])]));
+test('a fault run executes only the scenarios of the rule it targets', async () => {
+  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-rule-'));
+  await runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:broken-adder', WORKING]])], workDir));
+  const [stream] = readdirSync(workDir).filter((name) => name.startsWith('SYNC-ALPHA-001'));
+  const index = readMessages(join(workDir, stream as string));
+  assert.deepEqual(
+    index.pickles.filter((pickle) => index.testCaseByPickle.has(pickle.id)).map((pickle) => pickle.name),
+    ['the adder starts before it adds'],
+  );
+});
+
+test('a rule of a passing requirement without a recipe leaves the requirement unproven', async () => {
+  const outcome = await runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:wrong-sum', EXACT]]), record('SYNC-BETA-001', 'unimplemented', 'Beta', [])]));
   assert.deepEqual(outcome.unproven, ['SYNC-ALPHA-001']);
   assert.deepEqual(outcome.withoutRecipe, ['SYNC-BETA-001']);
-  assert.deepEqual(outcome.result.total, { detected: 0, total: 0 });
+  assert.deepEqual(
+    outcome.result.rules.map((rule) => [rule.rule, rule.recipes, rule.detected]),
+    [
+      [EXACT, 1, true],
+      [WORKING, 0, false],
+    ],
+  );
 });
 
-test('a fault name the registry does not know is an input error', async () => {
-  await assert.rejects(runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:typo'])])), (error: unknown) => error instanceof InputError && /server:typo/.test(error.message));
+test('a fault name the registry does not know, or a rule the feature does not have, is an input error', async () => {
+  await assert.rejects(runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:typo', EXACT]])])), (error: unknown) => error instanceof InputError && /server:typo/.test(error.message));
+  await assert.rejects(runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:wrong-sum', 'a sum is roughly right']])])), (error: unknown) => error instanceof InputError && /a sum is roughly right/.test(error.message));
 });
 
 test('a baseline taken from an earlier run of the same code is not run again', async () => {
@@ -71,14 +116,17 @@ test('a baseline taken from an earlier run of the same code is not run again', a
   const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-baseline-'));
   const baselineMessages = join(workDir, 'main-run.ndjson');
   await runFeatures({ cwd: root, paths: ['features/sum.feature', 'features/greeting.feature'], imports: ['steps/**/*.ts'], parallel: 1, worldParameters: {}, messagesFile: baselineMessages, progress: 'none' });
-  const records = [record('SYNC-ALPHA-001', 'sum', 'Alpha', ['server:wrong-sum']), record('SYNC-ALPHA-002', 'greeting', 'Alpha', [])];
+  const records = [record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:wrong-sum', EXACT], ['server:wrong-sum', WORKING]]), record('SYNC-ALPHA-002', 'greeting', 'Alpha', [])];
   const faultRuns = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-faults-'));
   const outcome = await runSensitivity({ ...options(records), workDir: faultRuns, baselineMessages });
   assert.deepEqual(
     outcome.requirements.map((r) => [r.id, r.baseline, r.proven]),
-    [['SYNC-ALPHA-001', 'passed', true]],
+    [
+      ['SYNC-ALPHA-001', 'passed', true],
+      ['SYNC-ALPHA-002', 'passed', false],
+    ],
   );
   assert.deepEqual(outcome.unproven, ['SYNC-ALPHA-002']);
-  // Only the fault run wrote a message stream: the baseline was read, not run again.
-  assert.deepEqual(readdirSync(faultRuns), ['SYNC-ALPHA-001-server-wrong-sum.ndjson']);
+  // Only the two fault runs wrote message streams: the baseline was read, not run again.
+  assert.equal(readdirSync(faultRuns).length, 2);
 });
