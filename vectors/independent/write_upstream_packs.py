@@ -205,6 +205,19 @@ def key_text_vectors():
     row("VEC-ROW-DIGEST-WRITABLE-KEY-001", False, '{"fld_n":7,"fld_label":"seven"}', "protected_field_writable",
         "a table whose key field is declared writable has no valid manifest", table=writable)
     row("VEC-ROW-DIGEST-LONE-SURROGATE-001", False, '{"fld_n":7,"fld_label":"\\ud800"}', "invalid_string", "a string value with a lone surrogate")
+    r3_identity = check.dom("synchro:v3:row-identity:v1") + check.text("tbl_counters") + check.text("fld_n") + bytes.fromhex("020100000007")
+    r3_digest = SHEET_DIGESTS["VEC-ROW-DIGEST-R3-001"]
+    scope = lambda vid, entries, err, note, scope_id="scope-a": v.append(vector(vid, "scope_digest", False, {
+        "schema_hash": RAW32, "scope_id": scope_id, "entries": [{"identity_hex": i.hex(), "digest_hex": d} for i, d in entries]}, err, note))
+    scope("VEC-SCOPE-EMPTY-SCOPE-ID-001", [], "invalid_identifier", "an empty scope_id", scope_id="")
+    scope("VEC-SCOPE-KEY-PRESENCE-NULL-001", [(r3_identity[:-5] + bytes.fromhex("0000000007"), r3_digest)], "invalid_row_identity",
+          "an identity whose key presence octet is 0x00")
+    scope("VEC-SCOPE-KEY-PRESENCE-TWO-001", [(r3_identity[:-5] + bytes.fromhex("0200000007"), r3_digest)], "invalid_row_identity",
+          "an identity whose key presence octet is 0x02")
+    scope("VEC-SCOPE-EMPTY-TABLE-IN-IDENTITY-001", [(check.dom("synchro:v3:row-identity:v1") + check.text("") + check.text("fld_n")
+                                                      + bytes.fromhex("020100000007"), r3_digest)], "invalid_row_identity",
+          "an identity whose table ID is empty")
+    scope("VEC-SCOPE-DIGEST-LONG-001", [(r3_identity, r3_digest + "00")], "invalid_digest", "a 33-octet row digest")
     return v
 
 
@@ -248,6 +261,7 @@ def manifest_vectors():
         "the hash printed in the wire sheet is not the hash of the example body")
     add("VEC-SCHEMA-MANIFEST-UPPERCASE-HASH-001", False, compact({**base, "schema_hash": body_hash.upper()}), "invalid_schema_hash", "uppercase hex")
     add("VEC-SCHEMA-MANIFEST-SHORT-HASH-001", False, compact({**base, "schema_hash": body_hash[:63]}), "invalid_schema_hash", "63 hex characters")
+    add("VEC-SCHEMA-MANIFEST-LONG-HASH-001", False, compact({**base, "schema_hash": body_hash + "0"}), "invalid_schema_hash", "65 hex characters")
     with_claim = {**base, "schema_hash": "0" * 64}
     self_hash = check.sha(check.dom("synchro:v3:schema-manifest:v1") + check.canon(with_claim).encode("utf-8"))
     add("VEC-SCHEMA-MANIFEST-HASH-OVER-HASH-001", False, compact({**base, "schema_hash": self_hash}), "invalid_schema_hash",
