@@ -9,10 +9,6 @@ import { isJsonObject, RawNumber } from './strict-json.ts';
 
 export type Obj = Record<string, unknown>;
 
-export function isObj(v: unknown): v is Obj {
-  return isJsonObject(v);
-}
-
 export function readObject(v: unknown, code: CodecErrorCode, path: string, what: string): Obj {
   if (!isJsonObject(v)) throw new CodecError(code, path, `${what} must be a JSON object`);
   return v as Obj;
