@@ -34,6 +34,7 @@ export type CodecErrorCode =
   | 'invalid_bytes'
   // manifests and rows
   | 'invalid_manifest'
+  | 'protected_field_writable'
   | 'invalid_pk_type'
   | 'unknown_field'
   | 'missing_field'
@@ -49,9 +50,19 @@ export type CodecErrorCode =
   | 'cardinality_mismatch'
   | 'unsorted_identity'
   | 'invalid_checksum_object'
-  // push fingerprints
+  // push requests and fingerprints
   | 'invalid_mutation'
-  | 'invalid_batch';
+  | 'invalid_batch'
+  | 'invalid_uuid'
+  | 'invalid_op'
+  | 'invalid_op_shape'
+  | 'noncanonical_number'
+  | 'duplicate_mutation_id'
+  | 'duplicate_row'
+  | 'invalid_mutation_count'
+  | 'too_many_columns'
+  | 'mutation_too_large'
+  | 'request_too_large';
 
 export class CodecError extends Error {
   readonly code: CodecErrorCode;

@@ -3,26 +3,27 @@
  * fixed-position normalized array. They decide exact replay versus
  * `idempotency_conflict`, so every member that carries meaning is included
  * and nothing else is (member order and whitespace of the request are not).
+ *
+ * The fingerprint functions refuse every request and mutation the protocol
+ * refuses with a whole-request 400 (push-shape.ts, plus the octet limits
+ * below), so no caller can obtain a fingerprint for a request that must never
+ * reach the ledger.
  */
 import { createHash } from 'node:crypto';
 import { domain } from './bytes.ts';
 import { CodecError, pointer } from './errors.ts';
+import { checkIdentifier } from './identifiers.ts';
+import { type Obj, readEnvelopeInteger, readObject, readSchemaRef } from './json-shape.ts';
+import { checkMutationShape, checkPushRequestShape, PUSH_LIMITS } from './push-shape.ts';
 import { canonicalJson } from './rfc8785.ts';
-import { RawNumber } from './strict-json.ts';
 import { utf8Order } from './table-shape.ts';
 
 export const BATCH_FINGERPRINT_DOMAIN = domain('synchro:v3:push-batch-fingerprint:v1');
 export const MUTATION_FINGERPRINT_DOMAIN = domain('synchro:v3:push-mutation-fingerprint:v1');
 /** Largest RFC 8785 form of one normalized mutation, in octets. */
-export const MAX_NORMALIZED_MUTATION_OCTETS = 65_536;
+export const MAX_NORMALIZED_MUTATION_OCTETS = PUSH_LIMITS.normalizedMutationOctets;
 
-type Obj = Record<string, unknown>;
 type Code = 'invalid_mutation' | 'invalid_batch';
-
-function obj(v: unknown, code: Code, path: string, what: string): Obj {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof RawNumber) throw new CodecError(code, path, `${what} must be an object`);
-  return v as Obj;
-}
 
 function str(o: Obj, key: string, code: Code, path: string): string {
   const v = o[key];
@@ -30,32 +31,22 @@ function str(o: Obj, key: string, code: Code, path: string): string {
   return v;
 }
 
-/** Envelope counters become canonical unsigned base-10 text. */
-function positiveDecimal(v: unknown, code: Code, path: string): string {
-  const text = v instanceof RawNumber ? v.raw : typeof v === 'number' ? String(v) : undefined;
-  if (text === undefined || !/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new CodecError(code, path, 'expected a positive safe integer');
-  }
-  return text;
-}
-
-function schemaRef(v: unknown, code: Code, path: string): [string, string] {
-  const ref = obj(v, code, path, 'a schema reference');
-  return [positiveDecimal(ref.version, code, pointer(path, 'version')), str(ref, 'hash', code, path)];
-}
-
-/** The fixed-position array that both fingerprints embed. */
-export function normalizeMutation(mutation: unknown, path = ''): unknown[] {
+/**
+ * Builds the normalized array without judging the mutation beyond what the
+ * array needs. Shared by normalizeMutation (which checks first) and
+ * normalizedMutationOctets (which only measures).
+ */
+function buildNormalizedMutation(mutation: unknown, path: string): unknown[] {
   const code: Code = 'invalid_mutation';
-  const m = obj(mutation, code, path, 'a mutation');
-  const pk = obj(m.pk, code, pointer(path, 'pk'), 'pk');
+  const m = readObject(mutation, code, path, 'a mutation');
+  const pk = readObject(m.pk, code, pointer(path, 'pk'), 'pk');
   const pkEntries = Object.entries(pk);
   const firstPk = pkEntries[0];
   if (pkEntries.length !== 1 || firstPk === undefined) throw new CodecError(code, pointer(path, 'pk'), 'pk has exactly one member');
   const base = Object.hasOwn(m, 'base_version') ? [1, m.base_version] : [0];
   let columns: unknown[] = [0];
   if (Object.hasOwn(m, 'columns')) {
-    const cols = obj(m.columns, code, pointer(path, 'columns'), 'columns');
+    const cols = readObject(m.columns, code, pointer(path, 'columns'), 'columns');
     columns = [1, Object.entries(cols).sort(([a], [b]) => utf8Order(a, b))];
   }
   return [
@@ -63,12 +54,27 @@ export function normalizeMutation(mutation: unknown, path = ''): unknown[] {
     str(m, 'mutation_id', code, path),
     str(m, 'table', code, path),
     [firstPk[0], firstPk[1]],
-    schemaRef(m.authored_schema, code, pointer(path, 'authored_schema')),
+    readSchemaRef(m.authored_schema, code, pointer(path, 'authored_schema')),
     str(m, 'op', code, path),
     base,
     str(m, 'client_version', code, path),
     columns,
   ];
+}
+
+/**
+ * The fixed-position array both fingerprints embed. Refuses a mutation the
+ * protocol refuses (push-shape.ts) and one whose RFC 8785 form exceeds
+ * 65,536 octets.
+ */
+export function normalizeMutation(mutation: unknown, path = ''): unknown[] {
+  checkMutationShape(mutation, path);
+  const normalized = buildNormalizedMutation(mutation, path);
+  const octets = Buffer.byteLength(canonicalJson(normalized, path), 'utf8');
+  if (octets > PUSH_LIMITS.normalizedMutationOctets) {
+    throw new CodecError('mutation_too_large', path, `the normalized mutation is ${octets} octets, at most ${PUSH_LIMITS.normalizedMutationOctets} are allowed`);
+  }
+  return normalized;
 }
 
 function fingerprint(prefix: Uint8Array, normalized: unknown[], path: string): { digest: Uint8Array; canonical: string } {
@@ -77,38 +83,47 @@ function fingerprint(prefix: Uint8Array, normalized: unknown[], path: string): {
   return { digest: new Uint8Array(digest), canonical };
 }
 
-/** Octets of the RFC 8785 form of the normalized mutation (the 65,536-octet limit counts these). */
+/**
+ * Octets of the RFC 8785 form of the normalized mutation: the quantity the
+ * 65,536-octet limit counts. It measures and does not judge (a client sizing
+ * its queue must learn that a mutation is too large, not fail), so it accepts
+ * any mutation the array can be built from; normalizeMutation refuses.
+ */
 export function normalizedMutationOctets(mutation: unknown): number {
-  return Buffer.byteLength(canonicalJson(normalizeMutation(mutation)), 'utf8');
+  return Buffer.byteLength(canonicalJson(buildNormalizedMutation(mutation, '')), 'utf8');
 }
 
 export function mutationFingerprint(userId: string, clientId: string, mutation: unknown): { digest: Uint8Array; canonical: string } {
+  checkIdentifier(userId, '#user_id', 'the authenticated user ID');
+  checkIdentifier(clientId, '#client_id', 'client_id');
   return fingerprint(MUTATION_FINGERPRINT_DOMAIN, ['mutation-scope-v1', userId, clientId, normalizeMutation(mutation)], '');
 }
 
 /**
  * `request` is the push request body; `userId` comes from authentication,
  * never from the request. `atomic: true` changes only the leading tag.
+ * Refuses every request the protocol answers with a whole-request 400 that
+ * can be decided without server state, including the RFC 8785 size limit.
  */
 export function batchFingerprint(userId: string, request: unknown): { digest: Uint8Array; canonical: string } {
   const code: Code = 'invalid_batch';
-  const r = obj(request, code, '', 'a push request');
-  let tag = 'batch-v1';
-  if (Object.hasOwn(r, 'atomic')) {
-    if (r.atomic !== true) throw new CodecError(code, '/atomic', 'atomic is either absent or true');
-    tag = 'atomic-batch-v1';
+  checkIdentifier(userId, '#user_id', 'the authenticated user ID');
+  checkPushRequestShape(request);
+  const r = request as Obj;
+  const requestOctets = Buffer.byteLength(canonicalJson(r), 'utf8');
+  if (requestOctets > PUSH_LIMITS.canonicalRequestOctets) {
+    throw new CodecError('request_too_large', '', `the RFC 8785 form of the request is ${requestOctets} octets, at most ${PUSH_LIMITS.canonicalRequestOctets} are allowed`);
   }
-  if (!Array.isArray(r.mutations)) throw new CodecError(code, '/mutations', 'mutations must be an array');
-  const mutations = r.mutations.map((m: unknown, k: number) => normalizeMutation(m, pointer('/mutations', k)));
+  const mutations = (r.mutations as unknown[]).map((m: unknown, k: number) => normalizeMutation(m, pointer('/mutations', k)));
   return fingerprint(
     BATCH_FINGERPRINT_DOMAIN,
     [
-      tag,
+      r.atomic === true ? 'atomic-batch-v1' : 'batch-v1',
       userId,
       str(r, 'client_id', code, ''),
-      positiveDecimal(r.client_generation, code, '/client_generation'),
+      readEnvelopeInteger(r.client_generation, 1, code, '/client_generation', 'client_generation'),
       str(r, 'batch_id', code, ''),
-      schemaRef(r.schema, code, '/schema'),
+      readSchemaRef(r.schema, code, '/schema'),
       mutations,
     ],
     '',

@@ -17,7 +17,8 @@ export {
   normalizedMutationOctets,
   normalizeMutation,
 } from './fingerprint.ts';
-export { checkServerVersion, digestRaw, schemaHashRaw } from './identifiers.ts';
+export { type FieldIdKey, mutationFromFieldIdForm, pushRequestFromFieldIdForm, readFieldIdKey } from './field-id-form.ts';
+export { checkIdentifier, checkServerVersion, checkUuid, digestRaw, schemaHashRaw } from './identifiers.ts';
 export { type JsonReadFailure, type JsonReadOk, type JsonReadResult, type NumberToken, readJsonBody } from './json-body.ts';
 export { checkIJson, IMPL_JSON_LIMITS, type JsonLimits, PROTOCOL_JSON_LIMITS, validateCanonicalJsonText } from './json-value.ts';
 export {
@@ -34,7 +35,16 @@ export { canonicalJson, canonicalJsonBytes } from './rfc8785.ts';
 export { encodeRowBody, parseRowText, type ReadRow, readRow } from './row.ts';
 export { digestRow, ROW_DIGEST_DOMAIN, type RowDigestInput, type RowDigestResult, rowDigestFromParts } from './row-digest.ts';
 export { type DecodedRowIdentity, decodeRowIdentity, encodeRowIdentity, ROW_ID_DOMAIN, rowIdentityFromWire } from './row-identity.ts';
-export { manifestHashBody, SCHEMA_MANIFEST_DOMAIN, type SchemaHashResult, schemaManifestHash, verifySchemaManifest } from './schema-hash.ts';
+export { checkSchemaManifest } from './manifest.ts';
+export { checkMutationShape, checkPushRequestShape, PUSH_LIMITS, PUSH_OPS, type PushOp, readPushRequestBody } from './push-shape.ts';
+export {
+  manifestHashBody,
+  SCHEMA_MANIFEST_DOMAIN,
+  type SchemaHashResult,
+  schemaManifestHash,
+  schemaManifestHashUnchecked,
+  verifySchemaManifest,
+} from './schema-hash.ts';
 export { SCOPE_DOMAIN, ScopeDigestBuilder, SortedScopeDigest, scopeDigest } from './scope-digest.ts';
 export {
   DEFAULT_MAX_DEPTH,

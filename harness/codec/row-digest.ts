@@ -7,13 +7,15 @@ import { blob, domain, text } from './bytes.ts';
 import { CodecError } from './errors.ts';
 import { checkServerVersion, schemaHashRaw } from './identifiers.ts';
 import { encodeRowBody, readRow } from './row.ts';
-import { encodeRowIdentity } from './row-identity.ts';
+import { decodeRowIdentity, encodeRowIdentity } from './row-identity.ts';
 import type { TableShape } from './table-shape.ts';
 
 export const ROW_DIGEST_DOMAIN = domain('synchro:v3:row-digest:v1');
 
+/** The digest over already encoded parts; the identity must still be a well-formed row identity. */
 export function rowDigestFromParts(schemaHash: Uint8Array, identity: Uint8Array, body: Uint8Array, serverVersion: string): Uint8Array {
   if (schemaHash.length !== 32) throw new CodecError('invalid_schema_hash', '', 'schema hash must be 32 octets');
+  decodeRowIdentity(identity, '#row_identity');
   const h = createHash('sha256');
   h.update(ROW_DIGEST_DOMAIN);
   h.update(schemaHash);

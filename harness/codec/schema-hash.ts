@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { domain, toHex } from './bytes.ts';
 import { CodecError, pointer } from './errors.ts';
+import { checkSchemaManifest } from './manifest.ts';
 import { canonicalJson } from './rfc8785.ts';
 import { RawNumber } from './strict-json.ts';
 import { utf8Order } from './table-shape.ts';
@@ -67,7 +68,23 @@ export interface SchemaHashResult {
   canonicalBody: string;
 }
 
+/**
+ * The schema hash of a manifest the protocol accepts. Refuses, with the rule
+ * it breaks, any manifest that breaks wire rules M1-M8, an exact member set,
+ * a portable type name or a "never writable" field (manifest.ts).
+ */
 export function schemaManifestHash(manifest: unknown): SchemaHashResult {
+  checkSchemaManifest(manifest);
+  return schemaManifestHashUnchecked(manifest);
+}
+
+/**
+ * The same formula over any manifest-shaped body whose IDs are unique, valid
+ * or not. Only for tests and fault injection that forge a manifest on purpose
+ * (e.g. a proxy that rewrites a type and must keep the hash consistent); never
+ * for publishing, judging or accepting a manifest.
+ */
+export function schemaManifestHashUnchecked(manifest: unknown): SchemaHashResult {
   const canonicalBody = canonicalJson(manifestHashBody(manifest));
   const h = createHash('sha256');
   h.update(SCHEMA_MANIFEST_DOMAIN);
@@ -75,13 +92,13 @@ export function schemaManifestHash(manifest: unknown): SchemaHashResult {
   return { hash: toHex(h.digest()), canonicalBody };
 }
 
-/** Recomputes the hash of a received manifest and refuses a mismatch. */
+/** Checks a received manifest, recomputes its hash and refuses a missing or mismatching claim. */
 export function verifySchemaManifest(manifest: unknown): string {
-  const { hash } = schemaManifestHash(manifest);
   const claimed = isObj(manifest) ? manifest.schema_hash : undefined;
   if (typeof claimed !== 'string' || !/^[0-9a-f]{64}$/.test(claimed)) {
     throw new CodecError('invalid_schema_hash', '/schema_hash', 'schema_hash must be 64 lowercase hex characters');
   }
+  const { hash } = schemaManifestHash(manifest);
   if (claimed !== hash) throw new CodecError('invalid_schema_hash', '/schema_hash', `schema_hash does not match the body (recomputed ${hash})`);
   return hash;
 }

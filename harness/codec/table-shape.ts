@@ -42,8 +42,9 @@ export function utf8Order(a: string, b: string): number {
 
 /**
  * Builds a TableShape from `{table_id, primary_key_field_id, fields: [{field_id,
- * type, nullable?, precision?, scale?}]}`. `nullable` defaults to false, the
- * stricter reading.
+ * type, nullable?, writable?, precision?, scale?}]}`. `nullable` defaults to
+ * false, the stricter reading. A key field declared writable is refused: a key
+ * is never writable (002), so such a table has no valid manifest.
  */
 export function readTableShape(table: unknown, path = ''): TableShape {
   if (typeof table !== 'object' || table === null || Array.isArray(table) || table instanceof RawNumber) {
@@ -56,6 +57,7 @@ export function readTableShape(table: unknown, path = ''): TableShape {
     throw new CodecError('invalid_manifest', pointer(path, 'fields'), 'fields must be a nonempty array');
   }
   const fields = new Map<string, ColumnSpec & { nullable: boolean }>();
+  const writable = new Set<string>();
   t.fields.forEach((f: unknown, k: number) => {
     const fp = pointer(pointer(path, 'fields'), k);
     if (typeof f !== 'object' || f === null || Array.isArray(f)) throw new CodecError('invalid_manifest', fp, 'field must be an object');
@@ -66,6 +68,10 @@ export function readTableShape(table: unknown, path = ''): TableShape {
     if (fr.nullable !== undefined && typeof fr.nullable !== 'boolean') {
       throw new CodecError('invalid_manifest', pointer(fp, 'nullable'), 'nullable must be a boolean');
     }
+    if (fr.writable !== undefined && typeof fr.writable !== 'boolean') {
+      throw new CodecError('invalid_manifest', pointer(fp, 'writable'), 'writable must be a boolean');
+    }
+    if (fr.writable === true) writable.add(id);
     const spec: ColumnSpec & { nullable: boolean } = { type, nullable: fr.nullable === true };
     const precision = optionalInteger(fr.precision, pointer(fp, 'precision'));
     const scale = optionalInteger(fr.scale, pointer(fp, 'scale'));
@@ -83,6 +89,9 @@ export function readTableShape(table: unknown, path = ''): TableShape {
     throw new CodecError('invalid_pk_type', pointer(path, 'primary_key_field_id'), `a key must be string, int or int64, not ${pk.type}`);
   }
   if (pk.nullable) throw new CodecError('invalid_pk_type', pointer(path, 'primary_key_field_id'), 'a key field cannot be nullable');
+  if (writable.has(pkFieldId)) {
+    throw new CodecError('protected_field_writable', pointer(path, 'primary_key_field_id'), `key field ${pkFieldId} is declared writable; a key is never writable`);
+  }
   const bodyOrder = [...fields.keys()].sort(utf8Order);
   return { tableId, pkFieldId, pkType: pk.type, fields, bodyOrder };
 }

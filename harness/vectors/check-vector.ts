@@ -1,7 +1,7 @@
 /**
- * Runs one vector through the codec's own validating entry points (the ones the
- * reference uses at its boundaries) and compares the outcome with the vector's
- * expectation.
+ * Runs one vector of a project-format pack through the codec's own validating
+ * entry points (the ones the reference uses at its boundaries) and compares the
+ * outcome with the vector's expectation.
  */
 
 import { createHash } from 'node:crypto';
@@ -15,10 +15,12 @@ import {
   isKeyType,
   type JsonObject,
   mutationFingerprint,
+  parseJson,
   parsePortableType,
   parseRowText,
   RawNumber,
   readTableShape,
+  readPushRequestBody,
   rowIdentityFromWire,
   ScopeDigestBuilder,
   SortedScopeDigest,
@@ -111,11 +113,15 @@ function compute(kind: string, input: JsonObject): Actual {
     case 'schema_manifest':
       return manifest(input);
     case 'mutation_fingerprint': {
-      const r = mutationFingerprint(String(input.user_id), String(input.client_id), input.mutation);
+      // A mutation given as text is read strictly, so a repeated member reaches the codec as an error.
+      const mutation = typeof input.mutation === 'string' ? parseJson(input.mutation) : input.mutation;
+      const r = mutationFingerprint(String(input.user_id), String(input.client_id), mutation);
       return { sha256: toHex(r.digest), canonical_json: r.canonical };
     }
     case 'batch_fingerprint': {
-      const r = batchFingerprint(String(input.user_id), input.request);
+      // A request given as text is the body: read with the body octet limit and the strict reader.
+      const request = typeof input.request === 'string' ? readPushRequestBody(input.request) : input.request;
+      const r = batchFingerprint(String(input.user_id), request);
       return { sha256: toHex(r.digest), canonical_json: r.canonical };
     }
     default:
@@ -125,18 +131,33 @@ function compute(kind: string, input: JsonObject): Actual {
 
 const short = (s: string): string => (s.length > 24 ? `${s.slice(0, 16)}…` : s);
 
+/**
+ * Runs `compute` and judges a refusal: a valid vector must not be refused; an
+ * invalid one must be refused by the codec (a CodecError, not a crash) and,
+ * when the vector names an error code, with that code. Returns the computed
+ * values when nothing was thrown and the vector is valid.
+ */
+export function judge<T>(vector: JsonObject, compute: () => T): { outcome: VectorOutcome } | { actual: T } {
+  const expected = vector.expected as JsonObject;
+  const wanted = typeof expected.error === 'string' ? expected.error : undefined;
+  let actual: T;
+  try {
+    actual = compute();
+  } catch (e) {
+    if (!(e instanceof CodecError)) return { outcome: { ok: false, reason: `crashed: ${(e as Error).message}` } };
+    if (vector.valid === true) return { outcome: { ok: false, reason: `rejected with ${e.code} (${e.message})` } };
+    if (wanted !== undefined && e.code !== wanted) return { outcome: { ok: false, reason: `rejected with ${e.code}, expected ${wanted} (${e.message})` } };
+    return { outcome: { ok: true, reason: `rejected with ${e.code}` } };
+  }
+  if (vector.valid === false) return { outcome: { ok: false, reason: `accepted, expected rejection${wanted === undefined ? '' : ` with ${wanted}`}` } };
+  return { actual };
+}
+
 export function checkVector(vector: JsonObject): VectorOutcome {
   const expected = vector.expected as JsonObject;
-  let actual: Actual;
-  try {
-    actual = compute(String(vector.kind), vector.input as JsonObject);
-  } catch (e) {
-    if (!(e instanceof CodecError)) return { ok: false, reason: `crashed: ${(e as Error).message}` };
-    if (vector.valid === true) return { ok: false, reason: `rejected with ${e.code} (${e.message})` };
-    if (e.code !== expected.error) return { ok: false, reason: `rejected with ${e.code}, expected ${String(expected.error)}` };
-    return { ok: true, reason: `rejected with ${e.code}` };
-  }
-  if (vector.valid === false) return { ok: false, reason: `accepted, expected rejection with ${String(expected.error)}` };
+  const result = judge(vector, () => compute(String(vector.kind), vector.input as JsonObject));
+  if ('outcome' in result) return result.outcome;
+  const actual = result.actual;
   for (const [key, want] of Object.entries(expected)) {
     const got = actual[key];
     const wantValue = want instanceof RawNumber ? Number(want.raw) : want;

@@ -1,7 +1,8 @@
 /**
  * `synchro-conformance vectors run [pack...]`: checks every vector of the
- * given packs (default: every vectors/*.json) against the codec, one line per
- * vector, then a total and the SHA-256 of each pack that ran.
+ * given packs (default: every vectors/*.json, in either format) against the
+ * codec, one line per vector, then a total, the SHA-256 of each pack that ran
+ * and, for upstream-format packs, the aggregate hash that was verified.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { blob, text } from '../codec/index.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
+import { checkUpstreamVector } from './check-upstream.ts';
 import { checkVector } from './check-vector.ts';
 import { loadPack } from './load-pack.ts';
 
@@ -58,7 +60,7 @@ export async function main(args: string[]): Promise<number> {
   let failed = 0;
   for (const pack of packs) {
     for (const { vector, line } of pack.vectors) {
-      const outcome = checkVector(vector);
+      const outcome = pack.format === 'upstream' ? checkUpstreamVector(vector) : checkVector(vector);
       if (outcome.ok) passed++;
       else failed++;
       const id = String(vector.vector_id);
@@ -66,7 +68,10 @@ export async function main(args: string[]): Promise<number> {
     }
   }
   console.log(`vectors: ${passed} passed, ${failed} failed`);
-  for (const pack of packs) console.log(`sha256 ${pack.sha256}  ${packName(pack.file)} (${pack.vectorSetId}, ${pack.vectors.length} vectors)`);
+  for (const pack of packs) {
+    console.log(`sha256 ${pack.sha256}  ${packName(pack.file)} (${pack.vectorSetId}, ${pack.vectors.length} vectors, ${pack.format} format)`);
+    if (pack.aggregate !== undefined) console.log(`aggregate sha256 ${pack.aggregate}  ${packName(pack.file)} (verified over ${pack.vectors.length} vector hashes)`);
+  }
   console.log(`vector-set sha256 ${vectorSetHash(paths)}`);
   return failed === 0 ? EXIT_OK : EXIT_FINDINGS;
 }

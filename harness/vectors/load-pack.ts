@@ -1,13 +1,15 @@
 /**
  * Reads a vector pack: strict JSON (exact number text, no duplicate members),
- * then the pack JSON Schema. Any problem becomes an InputError naming the
- * file, the line of the offending vector when it can be found, and a fix.
+ * then the pack JSON Schema, then, for an upstream-format pack, its aggregate
+ * hash. Any problem becomes an InputError naming the file, the line of the
+ * offending vector when it can be found, and a fix.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { CodecError, isJsonObject, type JsonObject, type JsonValue, lineAt, parseJson, toPlain } from '../codec/index.ts';
 import { InputError } from '../errors.ts';
+import { verifyAggregate } from './aggregate.ts';
 
 export const PACK_SCHEMA_URL = new URL('../../schemas/vector-pack.schema.json', import.meta.url);
 
@@ -17,6 +19,9 @@ export interface PackVector {
   line: number;
 }
 
+/** `synchro`: this project's format; `upstream`: the upstream canonical format (inputs as JSON text, an aggregate hash). */
+export type PackFormat = 'synchro' | 'upstream';
+
 export interface LoadedPack {
   /** The path as given (used in messages). */
   file: string;
@@ -24,6 +29,9 @@ export interface LoadedPack {
   /** SHA-256 of the file's bytes, lowercase hex. */
   sha256: string;
   vectorSetId: string;
+  format: PackFormat;
+  /** Upstream packs: the verified aggregate sha256. */
+  aggregate?: string;
   vectors: PackVector[];
 }
 
@@ -90,10 +98,11 @@ export function loadPack(file: string): LoadedPack {
       file,
       line,
       `does not match schemas/vector-pack.schema.json: ${first === undefined ? 'invalid' : describeSchemaError(first)}`,
-      'correct the vector so it has the members its kind requires (see schemas/vector-pack.schema.json)',
+      'correct the vector so it has the members its kind requires (see schemas/vector-pack.schema.json and vectors/README.md)',
     );
   }
   const pack = tree as JsonObject;
+  const format: PackFormat = Object.hasOwn(pack, 'aggregate') ? 'upstream' : 'synchro';
   const list = pack.vectors as JsonObject[];
   const seen = new Map<string, number>();
   const vectors = list.map((vector) => {
@@ -106,11 +115,14 @@ export function loadPack(file: string): LoadedPack {
     seen.set(id, line);
     return { vector, line };
   });
-  return {
+  const loaded: LoadedPack = {
     file,
     bytes,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     vectorSetId: pack.vector_set_id as string,
+    format,
     vectors,
   };
+  if (format === 'upstream') loaded.aggregate = verifyAggregate(file, text, positions, pack);
+  return loaded;
 }

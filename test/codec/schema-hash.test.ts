@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { CodecError, schemaManifestHash, verifySchemaManifest } from '../../harness/codec/index.ts';
+import { CodecError, schemaManifestHash, schemaManifestHashUnchecked, verifySchemaManifest } from '../../harness/codec/index.ts';
 
 const manifest = () => ({
   schema_version: 2,
@@ -90,4 +90,59 @@ test('a manifest without tables, or with a repeated ID, is refused', () => {
   dup.tables[1]?.fields.push({ field_id: 'id', name: 'x', type: 'int', nullable: false, writable: false });
   assert.throws(() => schemaManifestHash(dup), (e: unknown) => e instanceof CodecError && e.code === 'invalid_manifest');
   assert.throws(() => schemaManifestHash([]), (e: unknown) => e instanceof CodecError && e.code === 'invalid_manifest');
+});
+
+/** A valid manifest after `change`; every entry breaks one rule the protocol holds manifests to. */
+const manifestBreaks: [string, string, (m: ReturnType<typeof manifest>) => void][] = [
+  ['key field writable (M5, 002)', 'protected_field_writable', (m) => { setField(m, 1, 'id', { writable: true }); }],
+  ['key field nullable (M5)', 'invalid_pk_type', (m) => { setField(m, 1, 'id', { nullable: true }); }],
+  ['key field float (M5)', 'invalid_pk_type', (m) => { setField(m, 1, 'id', { type: 'float' }); }],
+  ['key names no field (M5)', 'unknown_field', (m) => { (m.tables[1] as Record<string, unknown>).primary_key_field_id = 'gone'; }],
+  ['type alias', 'unknown_type', (m) => { setField(m, 0, 'z', { type: 'text' }); }],
+  ['lifecycle field writable (M6)', 'protected_field_writable', (m) => { withLifecycle(m, { type: 'datetime', writable: true }); }],
+  ['lifecycle field not datetime (M6)', 'invalid_manifest', (m) => { withLifecycle(m, { type: 'string', writable: false }); }],
+  ['decimal without precision (M7)', 'invalid_manifest', (m) => { setField(m, 0, 'z', { type: 'decimal' }); }],
+  ['scale over precision (M7)', 'invalid_manifest', (m) => { setField(m, 0, 'z', { type: 'decimal', precision: 2, scale: 3 }); }],
+  ['precision on a string (M7)', 'invalid_manifest', (m) => { setField(m, 0, 'z', { precision: 2, scale: 0 }); }],
+  ['index over a missing field (M8)', 'unknown_field', (m) => { (m.tables[0]?.indexes[0] as { field_ids: string[] }).field_ids = ['gone']; }],
+  ['index name twice (M8)', 'invalid_manifest', (m) => { (m.tables[0]?.indexes[1] as { name: string }).name = 'n2'; }],
+  ['field name twice (M4)', 'invalid_manifest', (m) => { setField(m, 0, 'z', { name: 'id' }); }],
+  ['relation_id twice (M4)', 'invalid_manifest', (m) => { (m.tables[1] as Record<string, unknown>).relation_id = 'r_b'; }],
+  ['initial with a parent (M1)', 'invalid_manifest', (m) => { m.transition_class = 'initial'; }],
+  ['parent not older (M2)', 'invalid_manifest', (m) => { m.parent_schema.version = 2; }],
+  ['floor above version (M3)', 'invalid_manifest', (m) => { m.compatibility_floor = 3; }],
+  ['floor below version outside class_2 (M3)', 'invalid_manifest', (m) => { m.transition_class = 'class_3'; }],
+  ['unknown member', 'invalid_manifest', (m) => { (m as Record<string, unknown>).generated_at = 'now'; }],
+  ['table without indexes', 'invalid_manifest', (m) => { delete (m.tables[1] as Record<string, unknown>).indexes; }],
+  ['empty table_id', 'invalid_identifier', (m) => { (m.tables[1] as Record<string, unknown>).table_id = ''; }],
+  ['schema_version as text', 'invalid_manifest', (m) => { (m as Record<string, unknown>).schema_version = '2'; }],
+];
+
+function setField(m: ReturnType<typeof manifest>, table: number, fieldId: string, change: Record<string, unknown>): void {
+  const f = m.tables[table]?.fields.find((x) => x.field_id === fieldId);
+  if (f === undefined) throw new Error(`no field ${fieldId}`);
+  Object.assign(f, change);
+}
+
+function withLifecycle(m: ReturnType<typeof manifest>, field: { type: string; writable: boolean }): void {
+  const t = m.tables[0] as unknown as { fields: Record<string, unknown>[]; lifecycle: Record<string, unknown> };
+  t.fields.push({ field_id: 'u', name: 'updated_at', nullable: false, ...field });
+  t.lifecycle.updated_at_field_id = 'u';
+}
+
+test('schemaManifestHash and verifySchemaManifest refuse every manifest rule break with its code', () => {
+  for (const [label, code, change] of manifestBreaks) {
+    const m = manifest();
+    change(m);
+    assert.throws(() => schemaManifestHash(m), (e: unknown) => e instanceof CodecError && e.code === code, label);
+    m.schema_hash = schemaManifestHashUnchecked(m).hash;
+    assert.throws(() => verifySchemaManifest(m), (e: unknown) => e instanceof CodecError && e.code === code, `${label} (with a matching claim)`);
+  }
+});
+
+test('the unchecked hash is the same formula, so a forged manifest can carry a consistent hash', () => {
+  assert.deepEqual(schemaManifestHashUnchecked(manifest()), schemaManifestHash(manifest()));
+  const forged = manifest();
+  setField(forged, 0, 'z', { type: 'text' });
+  assert.match(schemaManifestHashUnchecked(forged).hash, /^[0-9a-f]{64}$/);
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { encodeTypedValue, type PortableValue, parseJson, RawNumber, toHex, typedValueFromWire } from '../../harness/codec/index.ts';
+import { CodecError, encodeTypedValue, type PortableValue, parseJson, RawNumber, toHex, typedValueFromWire } from '../../harness/codec/index.ts';
 
 const hex = (type: Parameters<typeof typedValueFromWire>[0]['type'], wireText: string) => toHex(typedValueFromWire({ type }, parseJson(wireText)));
 
@@ -99,4 +99,16 @@ test('the encoding is self-delimiting: a value never encodes as a prefix of anot
 
 test('a RawNumber and a plain number of the same canonical value encode alike', () => {
   assert.equal(toHex(typedValueFromWire({ type: 'float' }, new RawNumber('0.1'))), toHex(typedValueFromWire({ type: 'float' }, 0.1)));
+});
+
+test('a json value may hold 1,000,000 values and names, not one more (005 Impl bound, no vector: the text is 2 MB)', () => {
+  const array = (values: number) => `[${new Array(values - 1).fill('0').join(',')}]`; // the array itself is one value
+  const atLimit = array(1_000_000);
+  assert.equal(toHex(typedValueFromWire({ type: 'json' }, atLimit)).slice(0, 4), '0a01');
+  assert.throws(
+    () => typedValueFromWire({ type: 'json' }, array(1_000_001)),
+    (e: unknown) => e instanceof CodecError && e.code === 'json_too_large',
+  );
+  const object = `{${Array.from({ length: 500_000 }, (_, k) => `"${k.toString(36).padStart(4, '0')}":0`).sort().join(',')}}`;
+  assert.throws(() => typedValueFromWire({ type: 'json' }, object), (e: unknown) => e instanceof CodecError && e.code === 'json_too_large', 'names count too');
 });

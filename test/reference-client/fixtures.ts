@@ -18,7 +18,7 @@ export function manifest(version = 1, extra = false): SchemaManifest {
     schema_version: version,
     parent_schema: null,
     transition_class: 'initial',
-    compatibility_floor: 1,
+    compatibility_floor: version,
     tables: [
       {
         table_id: 'tbl_notes',
@@ -29,7 +29,7 @@ export function manifest(version = 1, extra = false): SchemaManifest {
         composition: 'single_scope',
         fields: [
           { field_id: 'fld_notes_body', name: 'body', type: 'string', nullable: true, writable: true },
-          { field_id: 'fld_notes_id', name: 'id', type: 'int', nullable: false, writable: true },
+          { field_id: 'fld_notes_id', name: 'id', type: 'int', nullable: false, writable: false },
         ],
         indexes: [],
       },
@@ -42,7 +42,7 @@ export function manifest(version = 1, extra = false): SchemaManifest {
         composition: 'multi_scope',
         fields: [
           { field_id: 'fld_orders_deleted_at', name: 'deleted_at', type: 'datetime', nullable: true, writable: false },
-          { field_id: 'fld_orders_id', name: 'id', type: 'string', nullable: false, writable: true },
+          { field_id: 'fld_orders_id', name: 'id', type: 'string', nullable: false, writable: false },
           { field_id: 'fld_orders_paid', name: 'paid', type: 'boolean', nullable: true, writable: true },
           { field_id: 'fld_orders_qty', name: 'qty', type: 'int', nullable: true, writable: true },
           { field_id: 'fld_orders_title', name: 'title', type: 'string', nullable: true, writable: true },

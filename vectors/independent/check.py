@@ -4,8 +4,9 @@
 This script shares no code with harness/codec: it rebuilds typed values, row
 identities, row bodies, row and scope digests, schema manifest hashes and push
 fingerprints from the byte layouts of the protocol fact sheets, using only the
-Python standard library. It checks each valid vector in vectors/*.json and
-exits non-zero on any mismatch.
+Python standard library. It checks each valid vector in vectors/*.json (both
+pack formats; for upstream-format packs also every vector hash and the
+aggregate) and exits non-zero on any mismatch.
 
     python3 vectors/independent/check.py            # check every pack
     python3 vectors/independent/check.py --fill     # replace "@fill" placeholders
@@ -143,6 +144,11 @@ def fp(domain_name, arr):
     return hashlib.sha256(dom(domain_name) + c.encode("utf-8")).hexdigest(), c
 
 
+def as_value(v):
+    """A project-format input given as JSON text (a request body, a mutation) is read like any other."""
+    return load(v) if isinstance(v, str) else v
+
+
 def expected_for(v):
     k, inp = v["kind"], v["input"]
     if k == "typed_value":
@@ -162,14 +168,101 @@ def expected_for(v):
         return {"sha256": d, "canonical_json": c}
     if k == "mutation_fingerprint":
         return dict(zip(("sha256", "canonical_json"), fp("synchro:v3:push-mutation-fingerprint:v1",
-                        ["mutation-scope-v1", inp["user_id"], inp["client_id"], norm_mutation(inp["mutation"])])))
+                        ["mutation-scope-v1", inp["user_id"], inp["client_id"], norm_mutation(as_value(inp["mutation"]))])))
     if k == "batch_fingerprint":
-        r = inp["request"]
+        r = as_value(inp["request"])
         arr = ["atomic-batch-v1" if r.get("atomic") is True else "batch-v1", inp["user_id"], r["client_id"],
                r["client_generation"].raw, r["batch_id"], [r["schema"]["version"].raw, r["schema"]["hash"]],
                [norm_mutation(m) for m in r["mutations"]]]
         return dict(zip(("sha256", "canonical_json"), fp("synchro:v3:push-batch-fingerprint:v1", arr)))
     raise ValueError(k)
+
+
+# ---- upstream format: inputs as JSON text in the normalized field-ID representation ----
+
+AGGREGATE_DOMAIN = "synchro:v3:vector-set-aggregate:v1"
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+def norm_field_id_mutation(m):
+    base = [1, m["base_version"]] if "base_version" in m else [0]
+    if "columns" in m:
+        cols = [1, [[c["field_id"], c["value"]] for c in sorted(m["columns"], key=lambda c: c["field_id"].encode("utf-8"))]]
+    else:
+        cols = [0]
+    ref = m["authored_schema"]
+    return ["mutation-v1", m["mutation_id"], m["table_id"], [m["pk"]["field_id"], m["pk"]["value"]],
+            [ref["version"].raw, ref["hash"]], m["operation"], base, m["client_version"], cols]
+
+
+def upstream_octets(v):
+    """(canonical octets, domain prefix) of a valid upstream vector."""
+    k, inp = v["kind"], v["input"]
+    if k == "typed_value":
+        return typed(inp["type"], load(inp["raw_json"])), b""
+    if k == "row_identity":
+        pk = load(inp["pk_json"])
+        return (dom("synchro:v3:row-identity:v1") + text(inp["table_id"]) + text(pk["field_id"])
+                + typed(inp["pk_type"], pk["value"])), b""
+    if k == "row_digest":
+        ident, body, _ = row_parts({"table": inp["table"], "row": load(inp["row_json"]),
+                                    "schema_hash": inp["schema_hash"], "server_version": inp["server_version"]})
+        octets = bytes.fromhex(inp["schema_hash"]) + blob(ident) + blob(body) + text(inp["server_version"])
+        return octets, dom("synchro:v3:row-digest:v1")
+    if k == "scope_digest":
+        entries = [(bytes.fromhex(e["identity_hex"]), bytes.fromhex(e["digest_hex"])) for e in inp["entries"]]
+        if "cardinality" not in inp:
+            entries.sort(key=lambda e: e[0])
+        octets = bytes.fromhex(inp["schema_hash"]) + text(inp["scope_id"]) + u64(len(entries))
+        for ident, dig in entries:
+            octets += blob(ident) + dig
+        return octets, dom("synchro:v3:scope-digest:v1")
+    if k == "schema_manifest":
+        _, c = manifest({"manifest": load(inp["manifest_json"])})
+        return c.encode("utf-8"), dom("synchro:v3:schema-manifest:v1")
+    if k == "mutation_fingerprint":
+        arr = ["mutation-scope-v1", inp["authenticated_user_id"], inp["client_id"], norm_field_id_mutation(load(inp["mutation_json"]))]
+        return canon(arr).encode("utf-8"), dom("synchro:v3:push-mutation-fingerprint:v1")
+    if k == "batch_fingerprint":
+        b = load(inp["batch_json"])
+        arr = ["atomic-batch-v1" if b.get("atomic") is True else "batch-v1", inp["authenticated_user_id"], b["client_id"],
+               b["client_generation"].raw, b["batch_id"], [b["request_schema"]["version"].raw, b["request_schema"]["hash"]],
+               [norm_field_id_mutation(m) for m in b["mutations"]]]
+        return canon(arr).encode("utf-8"), dom("synchro:v3:push-batch-fingerprint:v1")
+    raise ValueError(k)
+
+
+def upstream_expected(v):
+    octets, prefix = upstream_octets(v)
+    return {"canonical_bytes_hex": octets.hex(), "expected_bytes_sha256": sha(octets), "expected_sha256": sha(prefix + octets)}
+
+
+def aggregate_for(vectors):
+    """vector_hashes[i] = SHA-256 of vectors[i] in RFC 8785 form; sha256 over the aggregate without it."""
+    agg = {"algorithm": "sha256", "vector_count": len(vectors), "vector_hashes": [sha(canon(v).encode("utf-8")) for v in vectors]}
+    agg["sha256"] = sha(dom(AGGREGATE_DOMAIN) + canon(agg).encode("utf-8"))
+    return agg
+
+
+def check_upstream(path, pack):
+    failures = 0
+    for v in pack["vectors"]:
+        if not v["valid"]:
+            continue
+        want = upstream_expected(v)
+        for key, value in want.items():
+            if v["expected"].get(key) != value:
+                print(f"FAIL {path.name} {v['vector_id']} {key}: independent {value[:24]}... != pack {str(v['expected'].get(key))[:24]}...")
+                failures += 1
+    agg = aggregate_for(pack["vectors"])
+    for key, value in agg.items():
+        if plain(pack["aggregate"].get(key)) != value:
+            print(f"FAIL {path.name} aggregate {key}: independent and pack differ")
+            failures += 1
+    return failures
 
 
 def sheet_r3_preimage():
@@ -194,6 +287,9 @@ def main():
     for path in sorted(ROOT.glob("*.json")):
         raw = path.read_text(encoding="utf-8")
         pack = load(raw)
+        if "aggregate" in pack:
+            failures += check_upstream(path, pack)
+            continue
         for v in pack["vectors"]:
             if not v["valid"]:
                 continue
