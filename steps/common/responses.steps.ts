@@ -47,6 +47,6 @@ Given('the harness notes the scope_set_version of client {string} as {word}', as
 
 Then('no durable state changed on the server', async function (this: SyncWorld) {
   if (!this.serverSnapshot) throw new Error('no server state was captured before the first action of this scenario');
-  const now = await snapshotServerState(await this.readyServer());
+  const now = await snapshotServerState(await this.readyServer(), this.deadlineMs);
   this.assert.equal(stateDifferences(this.serverSnapshot, now), [], 'durable server state changed');
 });

@@ -85,7 +85,7 @@ BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
   if (this.model.pending && !DECLARATION.some((pattern) => pattern.test(pickleStep.text))) await this.readyServer();
   // "No durable state changed" compares against the state right before the scenario's first action.
   if (pickleStep.type === 'Action' && this.serverSnapshot === undefined && pickle.steps.some((step) => SNAPSHOT_STEP.test(step.text))) {
-    this.serverSnapshot = await snapshotServerState(await this.readyServer());
+    this.serverSnapshot = await snapshotServerState(await this.readyServer(), this.deadlineMs);
   }
 });
 

@@ -3,15 +3,19 @@
  * application tables and of the server's own metadata, read through the
  * `inspect` capability. "No durable state changed" compares two pictures.
  * Tables that only a background heartbeat writes are left out, since they
- * move with time rather than with requests.
+ * move with time rather than with requests. A server that captures changes
+ * asynchronously is first let catch up with everything committed, so a
+ * picture never shows capture half way (before: work of the set-up still
+ * being materialized; after: a change the action made not yet visible).
  */
 import type { ServerAdapter } from '../../harness/adapters/server.ts';
 
 const TIME_ONLY_TABLES = new Set(['synchro.wal_worker_state', 'synchro.wal_progress']);
 
-export async function snapshotServerState(server: ServerAdapter): Promise<Map<string, string>> {
+export async function snapshotServerState(server: ServerAdapter, deadlineMs: number): Promise<Map<string, string>> {
   const inspect = server.inspect;
   if (!inspect) throw new Error(`server adapter "${server.id}" has no inspect capability to read its durable state`);
+  await server.capture?.awaitMaterialized(deadlineMs);
   const tables = await inspect.query<{ name: string }>(
     `SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables
       WHERE table_type = 'BASE TABLE' AND table_schema IN ('public', 'synchro', 'synchro_projection') ORDER BY 1`,
