@@ -2,9 +2,11 @@
  * The reference server adapter. Per run: one shared database cluster (the
  * reference's own cluster module, the only reference code the harness
  * imports) and a template database every scenario clones. Per scenario: a
- * fresh clone and a server process (`reference/server/main.ts`) on a free
- * loopback port, with test controls enabled and the scenario's server fault
- * switches, stopped and dropped at teardown.
+ * fresh clone and a server instance on a free loopback port with test
+ * controls enabled, stopped and dropped at teardown. The instance runs in
+ * the worker's server host (`reference/server/host.ts`, one process per set
+ * of fault switches), or in a process of its own (`reference/server/main.ts`)
+ * when the scenario must kill it for real.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -15,6 +17,7 @@ import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
 import { referenceControls } from './reference-controls.ts';
+import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeed } from './reference-seed.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
@@ -104,12 +107,14 @@ async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-/** Starts `main.ts`, resolving with its base URL once it printed its listening line. */
-async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number): Promise<{ child: OwnedProcess; baseUrl: string }> {
+const projectRoot = (setup: ReferenceServerSetup) => join(setup.entry, '..', '..', '..');
+
+/** Starts `main.ts` in a process of its own, resolving once it printed its listening line. */
+async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number): Promise<HostedInstance> {
   const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', '0', '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
   const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
   if (faults.length === 0) delete env.SYNCHRO_FAULTS;
-  const child = new OwnedProcess(args, { cwd: join(setup.entry, '..', '..', '..'), env });
+  const child = new OwnedProcess(args, { cwd: projectRoot(setup), env });
   const listening = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.process.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
@@ -124,7 +129,7 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
   });
   try {
     const baseUrl = await withDeadline(listening, deadlineMs, () => `the reference server did not print its listening line within ${deadlineMs} ms\n${child.stderr.trim().split('\n').slice(-20).join('\n')}`);
-    return { child, baseUrl };
+    return { baseUrl, logs: () => child.stderr, stop: async () => void (await child.stop(5_000)) };
   } catch (error) {
     await child.kill();
     throw error;
@@ -144,9 +149,9 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
     });
-  let started: { child: OwnedProcess; baseUrl: string };
+  let started: HostedInstance;
   try {
-    started = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs);
+    started = scenario.ownProcess === true ? await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs) : await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret);
   } catch (error) {
     await dropDatabase().catch(() => {});
     throw error;
@@ -167,17 +172,17 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     clock: controls.clock,
     clients: controls.clients,
     capture: controls.capture,
-    seed: referenceSeed({ root: join(setup.entry, '..', '..', '..'), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }),
+    seed: referenceSeed({ root: projectRoot(setup), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }),
     compaction: {
       // Expiry runs first, as the reference's retention job does: expired clients no longer hold a scope's floor back.
       compact: async () => ({ expired: await controls.clients.runExpiry(), deleted: await sql.compactScopes() }),
     },
-    logs: { text: () => started.child.stderr },
+    logs: { text: () => started.logs() },
     async close() {
       if (closed) return;
       closed = true;
       await sql.close().catch(() => {});
-      await started.child.stop(5_000);
+      await started.stop();
       await dropDatabase();
     },
   };

@@ -201,4 +201,10 @@ export interface ScenarioSetup {
   faults: readonly string[];
   /** Milliseconds any wait of the setup may take. */
   deadlineMs: number;
+  /**
+   * Start the server in a process of its own (the reference adapter), for a
+   * scenario that kills the server process for real; otherwise the adapter
+   * may run it in a process it shares with earlier scenarios' servers.
+   */
+  ownProcess?: boolean;
 }

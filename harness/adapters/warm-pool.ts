@@ -103,6 +103,12 @@ export function takeWarmProcess<P extends WarmProcess>(key: string, spawn: () =>
 }
 
 let drained = false;
+const drainHooks: (() => Promise<void>)[] = [];
+
+/** Work `drainWarmPools` does last, once every item and cleanup is done (closing the processes items lived in). */
+export function onDrain(hook: () => Promise<void>): void {
+  drainHooks.push(hook);
+}
 
 /**
  * Runs a cleanup (stopping a process, dropping a database) without making the
@@ -126,6 +132,11 @@ export async function drainWarmPools(): Promise<string[]> {
   waitingProcesses.clear();
   await Promise.all(draining);
   while (cleanups.size > 0) await Promise.all([...cleanups]);
+  for (const hook of drainHooks) {
+    await hook().catch((error: unknown) => {
+      cleanupErrors.push(`closing after the scenarios: ${(error as Error).message}`);
+    });
+  }
   drained = false;
   return cleanupErrors.splice(0);
 }

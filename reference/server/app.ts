@@ -7,6 +7,7 @@ import pg from 'pg';
 import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
 import { createControls } from './controls/routes.ts';
+import { newClock } from './core/clock.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { Admission } from './core/admission.ts';
 import { fault } from './core/faults.ts';
@@ -39,6 +40,12 @@ export interface StartOptions {
   admissionLimits?: ReadonlyMap<string, number>;
   /** Run the WAL capture worker in this process. */
   capture?: boolean;
+  /**
+   * Give this instance a clock of its own, so its test controls move only its
+   * time (several instances share one process in the harness's server host);
+   * otherwise it reads the process clock.
+   */
+  ownClock?: boolean;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -61,6 +68,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(capture === undefined ? {} : { capture }),
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
     ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, ...(capture === undefined ? {} : { capture }) }) } : {}),
+    ...(options.ownClock === true ? { clock: newClock() } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

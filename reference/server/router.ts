@@ -13,7 +13,7 @@ import { handleConnect } from './connect/handler.ts';
 import type { Admission, Admit } from './core/admission.ts';
 import { checkContentType, parseBody, readBody } from './core/body.ts';
 import type { CaptureHandle } from './core/capture-control.ts';
-import { serverClock } from './core/clock.ts';
+import { type ClockState, serverClock, withClock } from './core/clock.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './core/errors.ts';
 import type { ManifestStore } from './core/manifests.ts';
 import { handlePull } from './pull/handler.ts';
@@ -31,6 +31,8 @@ export interface ServerOptions {
   capture?: Pick<CaptureHandle, 'catchUp'>;
   /** The `/__test/` handler, present only with `--test-controls`. */
   controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
+  /** This instance's own clock; absent, requests read the process clock. */
+  clock?: ClockState;
 }
 
 function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
@@ -157,7 +159,10 @@ export function createSyncServer(options: ServerOptions): Server {
     },
   };
 
-  return createServer((req, res) => {
+  const clock = options.clock;
+  return createServer((req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res))));
+
+  function serve(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const route = routes[path];
     const run = async () => {
@@ -173,5 +178,5 @@ export function createSyncServer(options: ServerOptions): Server {
       if (res.headersSent) return;
       sendError(res, toSyncError(e, log));
     });
-  });
+  }
 }

@@ -1,8 +1,9 @@
 /**
  * The reference server adapter against the real database cluster module and
- * a stand-in for main.ts: one cluster per run, a fresh database and a server
- * process per scenario, fault switches and test controls passed through,
- * everything stopped and dropped at teardown.
+ * stand-ins for main.ts and host.ts: one cluster per run, a fresh database
+ * and a server instance per scenario (in the worker's host, or in a process
+ * of its own), fault switches and test controls passed through, everything
+ * stopped and dropped at teardown.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { jwtVerify } from 'jose';
 import pg from 'pg';
 import type { ClientCapability } from '../../harness/adapters/capabilities.ts';
 import { openReferenceServer, type PreparedServer, prepareReferenceServer } from '../../harness/adapters/reference-server.ts';
+import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
 import { type ReferenceServerSetup, toWorldParameter, unavailable } from '../../harness/adapters/setup.ts';
 import type { RequirementRecord } from '../../harness/catalog/types.ts';
 import { knownFaultNames, markedSwitches } from '../../harness/faults/registry.ts';
@@ -21,9 +23,11 @@ import { runSensitivity } from '../../harness/sensitivity/run.ts';
 
 const project = new URL('../../', import.meta.url).pathname;
 const fakeMain = new URL('./fixtures/fake-reference-main.ts', import.meta.url).pathname;
+const fakeHost = new URL('./fixtures/fake-reference-host.ts', import.meta.url).pathname;
 const root = mkdtempSync(join(tmpdir(), 'synchro-reference-adapter-test-'));
 mkdirSync(join(root, 'reference/server/db'), { recursive: true });
 writeFileSync(join(root, 'reference/server/main.ts'), `import ${JSON.stringify(fakeMain)};\n`);
+writeFileSync(join(root, 'reference/server/host.ts'), `import ${JSON.stringify(fakeHost)};\n`);
 writeFileSync(join(root, 'reference/server/db/index.ts'), `export { startCluster } from ${JSON.stringify(join(project, 'reference/server/db/index.ts'))};\n`);
 
 let prepared: PreparedServer;
@@ -31,6 +35,7 @@ before(async () => {
   prepared = await prepareReferenceServer(root);
 });
 after(async () => {
+  await drainWarmPools();
   await prepared?.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -51,10 +56,11 @@ test('the run prepares one cluster and a template, and reports the reference ava
   assert.ok(prepared.setup.capabilities.includes('provision'));
 });
 
-test('each scenario gets its own database and server process, with faults and test controls', async () => {
+for (const ownProcess of [false, true]) {
+test(`each scenario gets its own database and server (${ownProcess ? 'in a process of its own' : 'in the host'}), with faults and test controls`, async () => {
   const setup = prepared.setup as ReferenceServerSetup;
-  const a = await openReferenceServer(setup, { name: 'scenario_a', faults: ['ignore-base-version'], deadlineMs: 30_000 });
-  const b = await openReferenceServer(setup, { name: 'scenario_b', faults: [], deadlineMs: 30_000 });
+  const a = await openReferenceServer(setup, { name: 'scenario_a', faults: ['ignore-base-version'], deadlineMs: 30_000, ownProcess });
+  const b = await openReferenceServer(setup, { name: 'scenario_b', faults: [], deadlineMs: 30_000, ownProcess });
   try {
     const started = async (url: string) => (await fetch(`${url}/__test/started`)).json() as Promise<{ database: string; faults: string | null; testControls: boolean; host: string }>;
     const [startedA, startedB] = [await started(a.baseUrl), await started(b.baseUrl)];
@@ -72,8 +78,9 @@ test('each scenario gets its own database and server process, with faults and te
   }
   const remaining = await databases(setup.cluster?.adminUrl as string);
   assert.ok(!remaining.includes('synchro_scenario_a') && !remaining.includes('synchro_scenario_b'), 'scenario databases are dropped at teardown');
-  await assert.rejects(fetch(`${a.baseUrl}/ready`), 'the server process is gone');
+  await assert.rejects(fetch(`${a.baseUrl}/ready`), 'the server is gone');
 });
+}
 
 test('a sensitivity run switches a server fault on in the scenario server, and the feature notices', { skip: markedSwitches().length === 0 && 'no server switch is marked in reference/ yet' }, async () => {
   const fault = markedSwitches().find((marked) => marked.kind === 'server')?.name as string;
@@ -97,7 +104,7 @@ test('a reference server that does not start is reported unavailable with its ou
   try {
     const broken = await prepareReferenceServer(root);
     assert.equal(broken.setup.available, false);
-    assert.match(broken.setup.reason ?? '', /exited with status 1 before listening[\s\S]*refusing to start/);
+    assert.match(broken.setup.reason ?? '', /exited with status 1[\s\S]*refusing to start/);
     await broken.close();
   } finally {
     delete process.env.FAKE_REFERENCE_BROKEN;
