@@ -1,10 +1,74 @@
 /**
- * The client under test driven as an application would: SQL on its local
- * tables, sync cycles, and reading its tables back. Everything goes through
- * the client adapter protocol.
+ * Shared steps (used by several requirements).
+ * The client under test driven as an application would: syncs, local SQL,
+ * restarts and kills, queries of its local tables, and the sync outcome it
+ * reports.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
-import type { SyncWorld } from '../support/world.ts';
+import { backoffOf, lastFailure, lifecycle, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
+import { processPhrase } from '../support/client-mode.ts';
+import { given } from '../support/integrity/client-state.ts';
+import { clientExchanges, integrity } from '../support/integrity/context.ts';
+import { type Manifest, manifestsSeen, type Obj, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
+import { connectedAndRebuilt } from '../support/protocol-client.ts';
+import { openWindow } from '../support/scopes/client-sync.ts';
+import { awaitCapture } from '../support/source-schema.ts';
+import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
+
+When('the Retry-After delay has passed', async function (this: SyncWorld) {
+  const failure = lastFailure(this);
+  const backoff = await backoffOf(await this.process(failure.client));
+  // The client's own schedule is the condition: the harness waits for that instant, not for a guessed duration.
+  this.assert.ok(backoff !== null, `client "${failure.client}" has no retry scheduled after "${failure.description}"`);
+  await waitUntil(backoff.nextRetryAt, this.deadlineMs, `the retry of client "${failure.client}"`);
+});
+
+processPhrase(/^client "([^"]+)" uses rebuild page limit \d+$/);
+
+processPhrase(/^client "([^"]+)" will be told by its next pull to rebuild scope /);
+
+Given('client {string} uses rebuild page limit {int}', async function (this: SyncWorld, name: string, limit: number) {
+  // The page limit is application configuration: the application reopens the client with it.
+  const client = await this.process(name);
+  await client.process.kill();
+  client.process.start();
+  await client.process.call('open', await this.openParams(client, client.userId, { rebuildLimit: limit }));
+});
+
+Given('client {string} will be told by its next pull to rebuild scope {string}', async function (this: SyncWorld, name: string, scope: string) {
+  const client = await this.process(name);
+  const proxy = await this.proxy();
+  // A server may answer any pull with "rebuild this scope": the next pull answer says so, without a cursor or changes for it.
+  proxy.inject({
+    endpoint: 'pull',
+    when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === client.clientId,
+    fault: {
+      kind: 'rewrite',
+      describe: `scope ${scope} marked for rebuild`,
+      transform: (body) => {
+        delete body.scope_cursors?.[scope];
+        body.changes = (body.changes ?? []).filter((c: { scope?: string }) => c.scope !== scope);
+        body.rebuild = [...new Set([...(body.rebuild ?? []), scope])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+        return body;
+      },
+    },
+  });
+});
+
+processPhrase(/^the harness kills client "([^"]+)" and restarts it/);
+
+When('the application asks client {string} to retry after the error', async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  // The comparison of what follows starts at the state the client is in now.
+  lifecycle(this).logMarks.set(name, (await statusOf(client)).statusLog.length - 1);
+  await client.call('retryAfterError');
+});
+
+When('the harness kills client {string} and restarts it on the same database', async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  await client.process.restart();
+  lifecycle(this).restarted.set(name, { mark: (await this.proxy()).exchanges.length });
+});
 
 When('client {string} syncs', async function (this: SyncWorld, name: string) {
   await this.syncProcess(name);
@@ -33,7 +97,7 @@ When('client {string} executes SQL:', async function (this: SyncWorld, name: str
 });
 
 /** Splits a script at semicolons that end a line (the features write one statement per line or block). */
-export function splitStatements(sql: string): string[] {
+function splitStatements(sql: string): string[] {
   return sql
     .split(/;\s*(?:\n|$)/)
     .map((statement) => statement.trim())
@@ -79,4 +143,60 @@ Then('querying {string} on client {string} returns:', async function (this: Sync
   // SQLite hands back numbers and text; the feature writes every cell as text.
   const actual = rows.map((row) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, value === null ? 'null' : String(value)])));
   this.assert.equal(actual, expected.hashes(), `rows of ${sql} on client "${name}"`);
+});
+
+Then('that checksum equals the scope digest the harness codec computes over the rows the server sent', async function (this: SyncWorld) {
+  const state = integrity(this);
+  const [claimed, scopeId, name] = ['terminal', 'terminal-scope', 'terminal-client'].map((k) => state.claims.get(k));
+  if (claimed === undefined || scopeId === undefined || name === undefined) throw new Error('an earlier step must read the terminal checksum of a scope');
+  const exchanges = [...(await clientExchanges(this, name, 'pull')), ...(await clientExchanges(this, name, 'rebuild'))].sort((a, b) => a.seq - b.seq);
+  // Replays, in order, what the server sent for the scope: the rows a client holds at the end.
+  const rows = new Map<string, { table: string; row: unknown; serverVersion: string }>();
+  let hash = '';
+  for (const e of exchanges) {
+    const body = given(e);
+    if (body === undefined) continue;
+    hash = String((requestOf(e).schema as Obj).hash);
+    const keyOf = (m: Obj) => `${String(m.table)}\u0000${JSON.stringify(m.pk)}`;
+    if (e.endpoint === 'rebuild' && body.scope === scopeId) {
+      if (requestOf(e).cursor === null) rows.clear();
+      for (const r of (body.records ?? []) as Obj[]) rows.set(keyOf(r), { table: String(r.table), row: r.row, serverVersion: String(r.server_version) });
+    }
+    if (e.endpoint === 'pull') {
+      for (const c of ((body.changes ?? []) as Obj[]).filter((x) => x.scope === scopeId)) {
+        if (c.op === 'upsert') rows.set(keyOf(c), { table: String(c.table), row: c.row, serverVersion: String(c.server_version) });
+        else rows.delete(keyOf(c));
+      }
+    }
+  }
+  const manifest = manifestsSeen((await this.proxy()).exchanges).get(hash) as Manifest;
+  this.assert.ok(rows.size > 0, `the server sent rows of ${scopeId}`);
+  this.assert.equal(scopeDigestHex(manifest, scopeId, [...rows.values()]), claimed, `the codec's scope digest of ${scopeId} over the ${rows.size} rows sent`);
+});
+
+// Polls, the quarantine record and the blocked answer are shared with the scope membership steps (steps/scope-membership/).
+
+Given('client {string} has connected and rebuilt every assigned scope', async function (this: SyncWorld, name: string) {
+  await connectedAndRebuilt(this, name, this.userOf(name));
+});
+
+processPhrase(/^client "([^"]+)" of user "[^"]+" (?:syncs|starts syncing) for the first time$/);
+
+When('client {string} of user {string} syncs for the first time', async function (this: SyncWorld, name: string, user: string) {
+  this.clientUsers.set(name, user);
+  await this.process(name);
+  const window = await openWindow(this, name);
+  await this.syncProcess(name);
+  window.to = (await this.proxy()).exchanges.length;
+});
+
+When('client {string} has pushed an update of product {string} setting {string} to {int}', async function (this: SyncWorld, name: string, id: string, column: string, value: number) {
+  const writer = this.wire(name);
+  const tableId = writer.tableId('products');
+  const base = this.heldVersions.get(World.rowKey(tableId, id));
+  if (base === undefined) throw new Error(`client "${name}" holds no server version of product ${id}`);
+  const reply = await writer.push([writer.mutation({ op: 'update', table: 'products', pk: id, columns: { [column]: value }, base_version: base })]);
+  const accepted = (reply.json?.accepted ?? []) as unknown[];
+  if (reply.status !== 200 || accepted.length !== 1) throw new Error(`the update of ${id} by client "${name}" was not accepted: ${reply.status} ${reply.text}`);
+  await awaitCapture(this);
 });

@@ -8,16 +8,68 @@
  * killed and its state removed; wire violations seen by the proxy and client
  * protocol breaches fail it, with the client's captured output.
  */
-import { After, AfterAll, Before, BeforeStep } from '@cucumber/cucumber';
+import { After, AfterAll, AfterStep, Before, BeforeStep } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
 import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
 import { scenarioKey } from '../../harness/run/incomplete.ts';
+import { stopStage } from './client-lifecycle/observe.ts';
+import { relays } from './opaque-tokens/tokens.ts';
+import { stateOf } from './schema-and-versions/state.ts';
+import { SCOPED, SYNC_STEP } from './schema-and-versions/traffic.ts';
+import { CORE_SYNC } from './scopes/client-sync.ts';
+import { scopesState } from './scopes/state.ts';
 import { snapshotServerState } from './server-state.ts';
+import { type Snapshot, snapshotOf, snapshots, UNCHANGED } from './wire-values/client-state.ts';
 import type { SyncWorld } from './world.ts';
-// The hooks rely on the World they describe being installed, wherever they are loaded from.
 import './world.ts';
+
+After(async function (this: SyncWorld) {
+  await stopStage(this);
+});
+
+After(async function (this: SyncWorld) {
+  const relay = relays.get(this);
+  if (!relay) return;
+  relays.delete(this);
+  await relay.stop();
+  if (relay.notes.length > 0) throw new Error(`the alias relay could not keep the client's view consistent:\n- ${relay.notes.join('\n- ')}`);
+});
+
+BeforeStep(SCOPED, async function (this: SyncWorld, { pickleStep }) {
+  const name = SYNC_STEP.exec(pickleStep.text)?.[1];
+  if (name === undefined) return;
+  const proxy = await this.proxy();
+  stateOf(this).syncs.push({ client: name, from: proxy.exchanges.length, to: -1, result: undefined });
+});
+
+AfterStep(SCOPED, async function (this: SyncWorld, { pickleStep }) {
+  const name = SYNC_STEP.exec(pickleStep.text)?.[1];
+  if (name === undefined) return;
+  const record = stateOf(this).syncs.findLast((s) => s.client === name && s.to === -1);
+  if (record === undefined) return;
+  record.to = (await this.proxy()).exchanges.length;
+  record.result = this.lastSync.get(name);
+});
+
+BeforeStep({ tags: '@SYNC-PROTO-005 or @SYNC-PROTO-007' }, async function (this: SyncWorld, { pickleStep }) {
+  const name = CORE_SYNC.exec(pickleStep.text)?.[1];
+  if (name !== undefined) scopesState(this).windows.push({ client: name, from: (await this.proxy()).exchanges.length, to: undefined });
+});
+
+AfterStep({ tags: '@SYNC-PROTO-005 or @SYNC-PROTO-007' }, async function (this: SyncWorld, { pickleStep }) {
+  const name = CORE_SYNC.exec(pickleStep.text)?.[1];
+  if (name === undefined) return;
+  const open = [...scopesState(this).windows].reverse().find((w) => w.client === name && w.to === undefined);
+  if (open) open.to = (await this.proxy()).exchanges.length;
+});
+
+// Where "these responses" start: the replies recorded before the scenario's first action.
+BeforeStep({ tags: '@SYNC-PROTO-006 or @SYNC-PROTO-009' }, function (this: SyncWorld, { pickleStep }) {
+  const state = scopesState(this);
+  if (pickleStep.type === 'Action' && state.repliesBeforeAction === undefined) state.repliesBeforeAction = this.replies.length;
+});
 
 /** Why the scenario cannot run at all, or undefined. */
 function undeterminedReason(world: SyncWorld, tags: readonly string[], stepKey: string): string | undefined {
@@ -62,6 +114,7 @@ Before(function (this: SyncWorld, { pickle }) {
 // Declaring source tables and their scope placement only describes them; the
 // first step after the declarations installs them all on the server at once.
 const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"]+" (?:places|also places|marks deletion)/];
+
 const SNAPSHOT_STEP = /^no durable state changed on the server$/;
 
 BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
@@ -87,4 +140,14 @@ After(async function (this: SyncWorld) {
 AfterAll(async () => {
   const failures = await drainWarmPools();
   if (failures.length > 0) throw new Error(`cleanup after the scenarios failed:\n- ${failures.join('\n- ')}`);
+});
+
+// The picture is taken right before the scenario's first action, like the server's.
+BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
+  if (pickleStep.type !== 'Action' || snapshots.has(this)) return;
+  const names = pickle.steps.map((step) => UNCHANGED.exec(step.text)?.[1]).filter((name): name is string => name !== undefined);
+  if (names.length === 0) return;
+  const taken = new Map<string, Snapshot>();
+  for (const name of names) taken.set(name, await snapshotOf(this, name));
+  snapshots.set(this, taken);
 });

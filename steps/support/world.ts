@@ -304,6 +304,7 @@ export class SyncWorld extends World<RunParameters> {
 }
 
 setWorldConstructor(SyncWorld);
+
 // Cucumber's own limit (5 s by default) would cut a step short of the deadlines
 // its waits carry (a server start, a sync); it stays as the outer bound.
 setDefaultTimeout(4 * DEFAULT_DEADLINE_MS);

@@ -1,0 +1,72 @@
+/**
+ * A named client's own traffic in the proxy's exchange log. Every sync
+ * request carries `client_id`, so a client's requests are the exchanges whose
+ * body names its id. A sync run by the core step `client "X" syncs` is
+ * bracketed by hooks that note where in the log it began and ended and what
+ * it returned, so later steps can speak of "that sync" or "those syncs".
+ */
+import { type Exchange, isResponse } from '../../../harness/proxy/records.ts';
+import type { Reply } from '../reply.ts';
+import type { SyncWorld } from '../world.ts';
+import { stateOf, type SyncRecord } from './state.ts';
+
+export const SCOPED = { tags: '@SYNC-PROTO-010 or @SYNC-STATE-005' };
+
+export const SYNC_STEP = /^client "([^"]+)" syncs$/;
+
+/** The client id a named client uses on the wire, whichever form it takes. */
+export async function clientIdOf(world: SyncWorld, name: string): Promise<string> {
+  if (world.isProcess(name)) return (await world.process(name)).clientId;
+  return world.wire(name).clientId;
+}
+
+export function requestJson(exchange: Exchange): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(exchange.requestBody.toString('utf8')) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function responseJson(exchange: Exchange): Record<string, unknown> | undefined {
+  if (!isResponse(exchange.delivered)) return undefined;
+  try {
+    return JSON.parse(exchange.delivered.body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The exchanges client `name` sent, in order, optionally only from index `from` to index `to`. */
+export async function exchangesOf(world: SyncWorld, name: string, from = 0, to?: number): Promise<Exchange[]> {
+  const id = await clientIdOf(world, name);
+  const proxy = await world.proxy();
+  return proxy.exchanges.slice(from, to).filter((e) => requestJson(e)?.client_id === id);
+}
+
+/** The last sync step of client `name` that ran, or the last `count` of them. */
+export function lastSyncs(world: SyncWorld, name: string, count = 1): SyncRecord[] {
+  const runs = stateOf(world).syncs.filter((s) => s.client === name && s.to !== -1);
+  if (runs.length < count) throw new Error(`client "${name}" ran ${runs.length} sync steps in this scenario, fewer than ${count}`);
+  return runs.slice(-count);
+}
+
+/** Makes a recorded exchange the scenario's "response", for the core response assertions. */
+export function adoptAsReply(world: SyncWorld, exchange: Exchange): void {
+  if (!isResponse(exchange.delivered)) throw new Error(`exchange #${exchange.seq} (${exchange.path}) got no response`);
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(exchange.delivered.headers)) {
+    if (typeof value === 'string') headers.set(key, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(key, v);
+  }
+  const text = exchange.delivered.body.toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const reply: Reply = { endpoint: exchange.endpoint, status: exchange.delivered.status, text, json, headers, requestText: exchange.requestBody.toString('utf8') };
+  world.recordReply(reply);
+}
