@@ -12,9 +12,11 @@
  * trims or re-encodes them presents something the relay does not know, and
  * the server refuses it.
  */
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { canonicalJson, checksumObject, digestRow, readChecksumObject, readTableShape, rowDigestFromParts, rowIdentityFromWire, schemaHashRaw, scopeDigest, type TableShape, toHex } from '../codec/index.ts';
-import { LoopbackListener } from './loopback.ts';
+import type { RecordedResponse } from './records.ts';
+import { LoopbackRelay, sendAnswer, withoutHeaders } from './relay.ts';
+import { parseLoosely as parse } from './validation.ts';
 
 /** One request that crossed the relay, both as the client sent it and as the server got it. */
 export interface RelayRecord {
@@ -88,10 +90,13 @@ class AliasBook {
   }
 }
 
-export class AliasRelay {
+/** Headers the relay sets itself on a forwarded request, or that describe only the hop. */
+const REQUEST_DROPPED = new Set(['host', 'content-length', 'connection']);
+/** Headers of the server's answer that do not describe the bytes the relay sends on. */
+const ANSWER_DROPPED = new Set(['content-length', 'connection', 'transfer-encoding', 'keep-alive']);
+
+export class AliasRelay extends LoopbackRelay {
   readonly records: RelayRecord[] = [];
-  #target: URL;
-  readonly #listener = new LoopbackListener('the alias relay', (req, res) => void this.#handle(req, res));
   readonly #cursors = new AliasBook();
   readonly #versions = new AliasBook();
   /** Client ID → alias given to every cursor of its next pull response. */
@@ -106,20 +111,8 @@ export class AliasRelay {
   readonly notes: string[] = [];
 
   constructor(target: string, manifest: () => Promise<unknown>) {
-    this.#target = new URL(target);
+    super('the alias relay', target);
     this.#manifest = manifest;
-  }
-
-  start(): Promise<string> {
-    return this.#listener.start();
-  }
-
-  get url(): string {
-    return this.#listener.url;
-  }
-
-  async stop(): Promise<void> {
-    await this.#listener.stop();
   }
 
   /** The next cursors issued to `clientId` for `scope` get these aliases, one each, in order. */
@@ -160,17 +153,16 @@ export class AliasRelay {
     }
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const fromClient = await readBody(req);
+  protected override async handle(req: IncomingMessage, fromClient: Buffer, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const request = parse(fromClient);
     const clientId = isObject(request) && typeof request.client_id === 'string' ? request.client_id : undefined;
     const record: RelayRecord = { path, clientId, fromClient, toServer: fromClient, translatedCursors: [], aliasedCursors: [] };
     this.records.push(record);
     if (isObject(request) && clientId !== undefined && this.#translateRequest(path, clientId, request, record)) record.toServer = Buffer.from(JSON.stringify(request), 'utf8');
-    let upstream: { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer };
+    let upstream: RecordedResponse;
     try {
-      upstream = await this.#forward(req, record.toServer);
+      upstream = await this.forward(req.method ?? 'GET', req.url ?? '/', withoutHeaders(req.headers, REQUEST_DROPPED), record.toServer);
     } catch {
       res.socket?.destroy();
       return;
@@ -188,10 +180,7 @@ export class AliasRelay {
       }
     }
     record.toClient = body;
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(upstream.headers)) if (value !== undefined && !['content-length', 'connection', 'transfer-encoding', 'keep-alive'].includes(name)) headers[name] = value;
-    res.writeHead(upstream.status, { ...headers, 'content-length': String(body.length) });
-    res.end(body);
+    sendAnswer(res, upstream.status, withoutHeaders(upstream.headers, ANSWER_DROPPED), body);
   }
 
   /** Maps presented aliases back to real tokens; true when the body changed. */
@@ -376,21 +365,6 @@ export class AliasRelay {
     }
     return this.#shapes.tables.get(tableId);
   }
-
-  #forward(req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !['host', 'content-length', 'connection'].includes(name)) headers[name] = value;
-    return new Promise((resolve, reject) => {
-      const upstream = httpRequest(
-        { protocol: this.#target.protocol, hostname: this.#target.hostname, port: this.#target.port, method: req.method ?? 'GET', path: req.url ?? '/', headers: { ...headers, host: this.#target.host, 'content-length': String(body.length) } },
-        (response) => {
-          readBody(response).then((answer) => resolve({ status: response.statusCode ?? 0, headers: { ...response.headers }, body: answer }), reject);
-        },
-      );
-      upstream.on('error', reject);
-      upstream.end(body);
-    });
-  }
 }
 
 /** The key value inside a wire key object `{<pk field id>: value}`. */
@@ -401,22 +375,4 @@ function keyValue(shape: TableShape, pk: unknown): unknown {
 function schemaHashOf(request: Json): string | undefined {
   const schema = request.schema;
   return isObject(schema) && typeof schema.hash === 'string' ? schema.hash : undefined;
-}
-
-function parse(body: Buffer): unknown {
-  if (body.length === 0) return undefined;
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function readBody(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
 }

@@ -10,8 +10,10 @@
  * the server untouched. Because the proxy sits in front, whatever the stage
  * answers is recorded and schema-checked like a server answer.
  */
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { LoopbackListener } from './loopback.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RecordedResponse } from './records.ts';
+import { LoopbackRelay, sendAnswer, withoutHeaders } from './relay.ts';
+import { parseLoosely } from './validation.ts';
 
 export type StageEndpoint = 'connect' | 'push' | 'pull' | 'rebuild';
 
@@ -51,54 +53,31 @@ interface Armed {
   done: boolean;
 }
 
-function readBody(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
+function requestClientId(body: Buffer): string | undefined {
+  const parsed = parseLoosely(body) as { client_id?: unknown } | null | undefined;
+  return typeof parsed?.client_id === 'string' ? parsed.client_id : undefined;
 }
 
-function clientIdOf(body: Buffer): string | undefined {
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as { client_id?: unknown };
-    return typeof parsed.client_id === 'string' ? parsed.client_id : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const NONE: ReadonlySet<string> = new Set();
+/** Headers of the server's answer that do not describe the bytes the stage sends on. */
+const ANSWER_DROPPED = new Set(['transfer-encoding', 'connection']);
 
-export class FaultStage {
+export class FaultStage extends LoopbackRelay {
   readonly hits: StageHit[] = [];
   /** Failures of `before` hooks; a step reports them instead of the client's reaction. */
   readonly hookErrors: Error[] = [];
-  #target: URL;
-  readonly #listener = new LoopbackListener('the fault stage', (req, res) => void this.#handle(req, res));
   #rules: Armed[] = [];
 
   constructor(target: string) {
-    this.#target = new URL(target);
-  }
-
-  start(): Promise<string> {
-    return this.#listener.start();
-  }
-
-  get url(): string {
-    return this.#listener.url;
+    super('the fault stage', target);
   }
 
   arm(rule: StageRule): void {
     this.#rules.push({ rule, seen: 0, done: false });
   }
 
-  async stop(): Promise<void> {
-    await this.#listener.stop();
-  }
-
   #pick(path: string, body: Buffer): Armed | undefined {
-    const clientId = clientIdOf(body);
+    const clientId = requestClientId(body);
     let chosen: Armed | undefined;
     for (const armed of this.#rules) {
       if (armed.done || PATHS[armed.rule.endpoint] !== path || armed.rule.clientId !== clientId) continue;
@@ -109,8 +88,7 @@ export class FaultStage {
     return chosen;
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
+  protected override async handle(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const armed = req.method === 'POST' ? this.#pick(path, body) : undefined;
     if (armed?.rule.before) {
@@ -123,37 +101,23 @@ export class FaultStage {
     const action = armed?.rule.action ?? { kind: 'forward' };
     if (armed) this.hits.push({ rule: armed.rule, body, at: Date.now() });
     if (action.kind === 'answer') {
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(action.body)) };
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (action.retryAfter !== undefined) headers['retry-after'] = action.retryAfter;
-      res.writeHead(action.status, headers);
-      res.end(action.body);
+      sendAnswer(res, action.status, headers, Buffer.from(action.body, 'utf8'));
       return;
     }
     if (action.kind === 'cut') {
       req.socket.destroy();
       return;
     }
-    this.#forward(req, body, res);
-  }
-
-  #forward(req: IncomingMessage, body: Buffer, res: ServerResponse): void {
-    const headers = { ...req.headers, host: this.#target.host, 'content-length': String(body.length) };
-    const upstream = httpRequest(
-      { protocol: this.#target.protocol, hostname: this.#target.hostname, port: this.#target.port, method: req.method, path: req.url, headers },
-      (answer) => {
-        readBody(answer).then(
-          (bytes) => {
-            const out: Record<string, string | string[]> = {};
-            for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && name !== 'transfer-encoding' && name !== 'connection') out[name] = value;
-            out['content-length'] = String(bytes.length);
-            res.writeHead(answer.statusCode ?? 502, out);
-            res.end(bytes);
-          },
-          () => req.socket.destroy(),
-        );
-      },
-    );
-    upstream.on('error', () => req.socket.destroy());
-    upstream.end(body);
+    // Everything else goes to the server as the proxy sent it.
+    let answer: RecordedResponse;
+    try {
+      answer = await this.forward(req.method ?? 'GET', req.url ?? '/', withoutHeaders(req.headers, NONE), body);
+    } catch {
+      req.socket.destroy();
+      return;
+    }
+    sendAnswer(res, answer.status, withoutHeaders(answer.headers, ANSWER_DROPPED), answer.body);
   }
 }

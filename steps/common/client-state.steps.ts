@@ -11,7 +11,7 @@ import { statusOf } from '../support/client-lifecycle/observe.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import { assertCursorUnchanged, given } from '../support/integrity/client-state.ts';
 import { clientExchanges, integrity, scopeState } from '../support/integrity/context.ts';
-import { deliveredOf, type Obj, parsePlain } from '../support/integrity/oracle.ts';
+import type { Obj } from '../support/integrity/oracle.ts';
 import { arm, expectedClientId } from '../support/integrity/tampering.ts';
 import { snapshots as cursorSnapshots, heldCursors } from '../support/opaque-tokens/cursor-authentication.ts';
 import type { Reply } from '../support/reply.ts';
@@ -19,10 +19,11 @@ import type { Inspected } from '../support/schema-and-versions/client-schema.ts'
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { reportedScopes } from '../support/scopes/client-sync.ts';
-import { exchangesOf } from '../support/scopes/exchanges.ts';
+import { exchangeSummaries } from '../support/scopes/exchanges.ts';
 import { assertNoMutation } from '../support/seeds/seeded-client.ts';
 import { snapshotOf, snapshots, UNCHANGED } from '../support/wire-values/client-state.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, deliveredOf } from '../support/exchanges.ts';
 
 processPhrase(/^client "([^"]+)" has no rebuild pending$/);
 
@@ -75,7 +76,7 @@ async function finalCursors(world: SyncWorld, name: string, scopeId: string): Pr
   const out: string[] = [];
   for (const e of await clientExchanges(world, name, 'rebuild')) {
     const answer = deliveredOf(e);
-    const body = answer?.status === 200 ? (parsePlain(answer.body) as Obj) : undefined;
+    const body = answer?.status === 200 ? (bodyOf(answer.body) as Obj) : undefined;
     if (body?.scope === scopeId && typeof body.final_scope_cursor === 'string') out.push(body.final_scope_cursor);
   }
   return out;
@@ -177,7 +178,7 @@ Then('client {string} reports scope {string} as not requiring rebuild, with the 
   const row = (await reportedScopes(this, name)).find((s) => s.scopeId === scope);
   this.assert.ok(row !== undefined, `client "${name}" reports no scope ${scope}`);
   this.assert.equal(row.rebuildRequired, false, `client "${name}" still requires a rebuild of ${scope}`);
-  const exchanges = exchangesOf(await this.proxy(), (await this.process(name)).clientId);
+  const exchanges = exchangeSummaries(await this.proxy(), (await this.process(name)).clientId);
   const final = [...exchanges].reverse().find((e) => e.endpoint === 'rebuild' && e.status === 200 && e.request?.scope === scope && e.response?.has_more === false);
   this.assert.ok(typeof final?.response?.final_scope_cursor === 'string', `client "${name}" completed no rebuild of ${scope}`);
   const finalCursor = final.response.final_scope_cursor as string;

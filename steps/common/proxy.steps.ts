@@ -12,13 +12,13 @@ import { currentManifest } from '../support/integrity/context.ts';
 import type { Manifest } from '../support/integrity/oracle.ts';
 import { armRowEdit } from '../support/integrity/tampering.ts';
 import { lastPresented, literal } from '../support/opaque-tokens/cursor-presentation.ts';
-import { aliasRelay, clientIdOf as tokenClientIdOf } from '../support/opaque-tokens/tokens.ts';
+import { aliasRelay } from '../support/opaque-tokens/tokens.ts';
 import { scopesState } from '../support/scopes/state.ts';
-import { answerOf, bodyOf, exchangesOf, type Obj } from '../support/seeds/seeded-sync.ts';
-import { clientIdOf } from '../support/wire-values/recorded.ts';
-import { stepValue, VALUE } from '../support/wire-values/requests.ts';
+import { answerOf, type Obj } from '../support/seeds/seeded-sync.ts';
+import { stepValue } from '../support/wire-values/requests.ts';
 import { setMemberRule } from '../support/wire-values/response-rewrite.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { clientIdOf, exchangesOf, objectBodyOf } from '../support/exchanges.ts';
 
 processPhrase(/^the proxy will answer the \w+ \w+ request of client "([^"]+)" with/);
 
@@ -36,7 +36,7 @@ Given(
 Given('the proxy aliases the cursors issued to client {string} for scope {string} in issue order:', async function (this: SyncWorld, name: string, scope: string, table: DataTable) {
   const aliases = table.hashes().map((row) => literal(row.alias ?? ''));
   const relay = await aliasRelay(this);
-  relay.aliasCursors(await tokenClientIdOf(this, name), scope, aliases);
+  relay.aliasCursors(await clientIdOf(this, name), scope, aliases);
 });
 
 Then(/^client "([^"]+)" presented the cursor (".*") for scope "([^"]+)" in its last pull request$/, async function (this: SyncWorld, name: string, text: string, scope: string) {
@@ -59,7 +59,7 @@ Then('the pulls of client {string} delivered for {string} exactly the upsert of 
   const table = manifest.tables.find((t) => t.name === 'products' || t.table_id === 'products');
   const fieldId = table?.fields.find((f) => f.name === column || f.field_id === column)?.field_id ?? column;
   const pkField = table?.primary_key_field_id ?? 'id';
-  const changes = (await exchangesOf(this, name))
+  const changes = (await exchangesOf(this, name, { orUserCredential: true }))
     .filter((e) => e.endpoint === 'pull')
     .flatMap((e) => ((answerOf(e)?.body?.changes ?? []) as Obj[]).filter((c) => c.scope === scope));
   this.assert.equal(
@@ -70,14 +70,14 @@ Then('the pulls of client {string} delivered for {string} exactly the upsert of 
 });
 
 Then('the proxy recorded a rebuild of scope {string} from client {string} starting with {string} null', async function (this: SyncWorld, scope: string, name: string, member: string) {
-  const rebuilds = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'rebuild' && bodyOf(e.requestBody)?.scope === scope);
+  const rebuilds = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'rebuild' && objectBodyOf(e.requestBody)?.scope === scope);
   this.assert.ok(rebuilds.length > 0, `client "${name}" sent a rebuild request for ${scope}`);
-  const first = bodyOf(rebuilds[0]?.requestBody ?? Buffer.from(''));
+  const first = objectBodyOf(rebuilds[0]?.requestBody ?? Buffer.from(''));
   this.assert.ok(first !== undefined && member in first && first[member] === null, `the first rebuild request for ${scope} has "${member}" null: ${JSON.stringify(first)}`);
 });
 
 Given(
-  new RegExp(`^the proxy will set "([^"]+)" to ${VALUE} in the next (connect|push|pull|rebuild) response to client "([^"]+)"( and recompute its row checksum)?$`),
+  /^the proxy will set "([^"]+)" to (null|true|false|-?[0-9][^ ]*|"(?:[^"\\]|\\.)*"|\{.*\}|\[.*\]|[A-Z](?: [+-] [0-9]+)?) in the next (connect|push|pull|rebuild) response to client "([^"]+)"( and recompute its row checksum)?$/,
   async function (this: SyncWorld, pointer: string, value: string, endpoint: 'connect' | 'push' | 'pull' | 'rebuild', name: string, recompute: string | undefined) {
     await this.readyServer();
     const proxy = await this.proxy();

@@ -12,7 +12,7 @@ import { keyText } from '../support/integrity/row-digest.ts';
 import { member } from '../support/reply.ts';
 import { lastPull as lastPullAnswer, listed } from '../support/scope-generations/invalidation.ts';
 import { generationsState, scopeList } from '../support/scope-generations/state.ts';
-import { addedScopes, answerOf, connectOf, exchangesOf, focus } from '../support/seeds/seeded-sync.ts';
+import { addedScopes, answerOf, connectOf, focus } from '../support/seeds/seeded-sync.ts';
 import { snapshotServerState, stateDifferences } from '../support/server-state.ts';
 import { expectedValue } from '../support/values.ts';
 import { INTEGER_TOKEN } from '../support/wire-values/integers.ts';
@@ -21,6 +21,7 @@ import { outcomeAnywhere, thatOutcome } from '../support/wire-values/outcomes.ts
 import { keyValue, numberTokens, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import { lastMutation } from '../support/wire-values/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { exchangesOf } from '../support/exchanges.ts';
 
 Then(/^the error body has "retryable" (true|false)$/, function (this: SyncWorld, flag: string) {
   this.assert.equal(errorOf(this).retryable, flag === 'true', 'retryable member of the error body');
@@ -198,7 +199,7 @@ Then('the error body has no success members', function (this: SyncWorld) {
 
 Then('the push outcome of that mutation is {string} with code {string}', async function (this: SyncWorld, status: string, code: string) {
   const name = focus.get(this) ?? 'S';
-  const pushes = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'push');
+  const pushes = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'push');
   const outcomes = pushes.flatMap((e) => {
     const body = answerOf(e)?.body;
     return [...((body?.accepted ?? []) as Obj[]), ...((body?.rejected ?? []) as Obj[])];

@@ -3,8 +3,8 @@
  * Server-side controls a scenario uses that belong to no other group.
  */
 import { When } from '@cucumber/cucumber';
-import { clientIdOf } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { clientIdOf } from '../support/exchanges.ts';
 
 When('the server has expired client {string}', async function (this: SyncWorld, name: string) {
   const server = await this.readyServer();

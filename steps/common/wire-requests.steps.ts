@@ -19,7 +19,7 @@ import { readReceipt } from '../support/seeds/artifacts.ts';
 import { connectWithReceipts } from '../support/seeds/receipt-conversion.ts';
 import type { Obj } from '../support/seeds/seeded-sync.ts';
 import { cellValue } from '../support/values.ts';
-import { type RequestEndpoint, sendEdited, stepValue, VALUE } from '../support/wire-values/requests.ts';
+import { type RequestEndpoint, sendEdited, stepValue } from '../support/wire-values/requests.ts';
 import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" has been restarted on the same database/);
@@ -207,10 +207,10 @@ When('the harness client {string} pulls presenting that receipt as the cursor fo
   await client.post('/sync/pull', body, { invalid: true, endpoint: 'pull' });
 });
 
-When(new RegExp(`^client "([^"]+)" sends its next (connect|push|pull|rebuild) request with "([^"]+)" set to ${VALUE}$`), async function (this: SyncWorld, name: string, endpoint: RequestEndpoint, pointer: string, value: string) {
+When(/^client "([^"]+)" sends its next (connect|push|pull|rebuild) request with "([^"]+)" set to (null|true|false|-?[0-9][^ ]*|"(?:[^"\\]|\\.)*"|\{.*\}|\[.*\]|[A-Z](?: [+-] [0-9]+)?)$/, async function (this: SyncWorld, name: string, endpoint: RequestEndpoint, pointer: string, value: string) {
   await sendEdited(this, name, endpoint, [{ pointer, value: stepValue(this, value) }]);
 });
 
-When(new RegExp(`^client "([^"]+)" sends its next rebuild request for scope "([^"]+)" with "([^"]+)" set to ${VALUE}$`), async function (this: SyncWorld, name: string, scope: string, pointer: string, value: string) {
+When(/^client "([^"]+)" sends its next rebuild request for scope "([^"]+)" with "([^"]+)" set to (null|true|false|-?[0-9][^ ]*|"(?:[^"\\]|\\.)*"|\{.*\}|\[.*\]|[A-Z](?: [+-] [0-9]+)?)$/, async function (this: SyncWorld, name: string, scope: string, pointer: string, value: string) {
   await sendEdited(this, name, 'rebuild', [{ pointer, value: stepValue(this, value) }], scope);
 });

@@ -5,10 +5,11 @@
  * steps/common/, the helpers behind them in steps/support/.
  */
 import { Given, Then, When } from '@cucumber/cucumber';
-import { lifecycle, requestsOf, statusOf } from '../support/client-lifecycle/observe.ts';
+import { lifecycle, statusOf } from '../support/client-lifecycle/observe.ts';
 import { checkRestart, localKeys, rebuildsOf } from '../support/client-lifecycle/rebuild.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { exchangesIn } from '../support/exchanges.ts';
 
 processPhrase(/^client "([^"]+)" of user "[^"]+" is opened with the default configuration$/);
 
@@ -66,7 +67,7 @@ Then(/^client "([^"]+)" sent at least one rebuild request for scope "([^"]+)" du
   const client = await this.process(name);
   const timing = lifecycle(this).syncs.get(name);
   this.assert.ok(timing !== undefined, `client "${name}" has not synced in this scenario`);
-  const sent = rebuildsOf(requestsOf(await this.proxy(), client.clientId, { after: timing.mark }), scope);
+  const sent = rebuildsOf(exchangesIn((await this.proxy()).exchanges, { clientId: client.clientId, from: timing.mark, unfinished: true }), scope);
   this.assert.ok(sent.length > 0, `client "${name}" sent no rebuild request for ${scope} during that sync`);
 });
 

@@ -5,7 +5,8 @@
  * steps/common/, the helpers behind them in steps/support/.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
-import { isLegalPair, lifecycle, pairsOf, parsePairs, quoted, requestsOf, snapshotDifference, snapshotOf, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
+import { isLegalPair, lifecycle, pairsOf, parsePairs, quoted, snapshotDifference, snapshotOf, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
+import { exchangesIn } from '../support/exchanges.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -191,7 +192,7 @@ Then('client {string} sent no request after it was stopped', async function (thi
   const client = await this.process(name);
   const mark = lifecycle(this).stoppedAt.get(name);
   this.assert.ok(mark !== undefined, `client "${name}" was not stopped in this scenario`);
-  const after = requestsOf(await this.proxy(), client.clientId, { after: mark });
+  const after = exchangesIn((await this.proxy()).exchanges, { clientId: client.clientId, from: mark, unfinished: true });
   this.assert.equal(
     after.map((e) => e.endpoint),
     [],
@@ -214,7 +215,7 @@ Then('the connect request was sent no earlier than the stored retry time', async
   const failure = state.failures.filter((f) => f.client === name).pop();
   if (!failure?.retryAfterSeconds) throw new Error('no failure with Retry-After was arranged before the restart');
   const { statusLog, statusTimes } = await statusOf(client);
-  const connects = requestsOf(await this.proxy(), client.clientId, { endpoint: 'connect', after: restart.mark });
+  const connects = exchangesIn((await this.proxy()).exchanges, { clientId: client.clientId, endpoints: ['connect'], from: restart.mark, unfinished: true });
   this.assert.ok(connects.length > 0, `client "${name}" sent no connect request after the restart`);
   this.assert.ok(Array.isArray(statusTimes) && statusTimes.length === statusLog.length, `client "${name}" reports no time for each state`);
   // The connect goes out in "connecting"; that state must not be entered before the retry time the failure fixed.

@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { StageEndpoint } from '../../harness/proxy/fault-stage.ts';
 import type { Exchange } from '../../harness/proxy/records.ts';
-import { deliveredStatus, failedExchange, json, lastFailure, lifecycle, quoted, requestsOf, stageOf, statusOf } from '../support/client-lifecycle/observe.ts';
+import { deliveredStatus, failedExchange, lastFailure, lifecycle, quoted, stageOf, statusOf } from '../support/client-lifecycle/observe.ts';
 import { answerOf, checkRestart, rebuildsOf } from '../support/client-lifecycle/rebuild.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import { sqlType } from '../support/model.ts';
 import { ident, publishChange } from '../support/schema-and-versions/manifests.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, exchangesIn } from '../support/exchanges.ts';
 
 processPhrase(/^the proxy will apply .+ to the next \w+ response to client "([^"]+)"$/);
 
@@ -50,7 +51,7 @@ function defectFor(text: string): Defect {
   if (m) {
     const row = m[1] as string;
     return (body, exchange) => {
-      const sent = (json(exchange.requestBody)?.mutations ?? []) as { mutation_id: string; pk: Record<string, unknown> }[];
+      const sent = (bodyOf(exchange.requestBody)?.mutations ?? []) as { mutation_id: string; pk: Record<string, unknown> }[];
       const id = sent.find((s) => Object.values(s.pk ?? {}).map(String).includes(row))?.mutation_id;
       const accepted = (body.accepted ?? []) as { mutation_id: string }[];
       if (id === undefined || !accepted.some((a) => a.mutation_id === id)) return undefined;
@@ -142,9 +143,9 @@ Then(
 async function afterRefusal(world: SyncWorld, name: string): Promise<{ refused: Exchange; after: Exchange[] }> {
   const failure = lastFailure(world, name);
   const proxy = await world.proxy();
-  const refused = requestsOf(proxy, failure.clientId, { endpoint: failure.endpoint, after: failure.mark })[0];
+  const refused = exchangesIn(proxy.exchanges, { clientId: failure.clientId, endpoints: [failure.endpoint], from: failure.mark, unfinished: true })[0];
   if (!refused) throw new Error(`the ${failure.endpoint} request to be refused was never sent`);
-  return { refused, after: requestsOf(proxy, failure.clientId, { after: refused.seq }) };
+  return { refused, after: exchangesIn(proxy.exchanges, { clientId: failure.clientId, from: refused.seq, unfinished: true }) };
 }
 
 Then('client {string} sent no pull or rebuild request after the refused push', async function (this: SyncWorld, name: string) {
@@ -169,7 +170,7 @@ Then('client {string} sent no further push request', async function (this: SyncW
 Then('client {string} still reports the sealed batch of the refused push with its exact request bytes', async function (this: SyncWorld, name: string) {
   const { refused } = await afterRefusal(this, name);
   const { batches } = await (await this.process(name)).call<{ batches: { batchId: string; requestBytes: string }[] }>('inspectBatches');
-  const batch = batches.find((b) => b.batchId === json(refused.requestBody)?.batch_id);
+  const batch = batches.find((b) => b.batchId === bodyOf(refused.requestBody)?.batch_id);
   this.assert.ok(batch !== undefined, `client "${name}" no longer reports the refused batch`);
   this.assert.equal(Buffer.from(batch.requestBytes, 'base64').toString('utf8'), refused.requestBody.toString('utf8'), 'stored bytes of the refused batch');
 });
@@ -201,7 +202,7 @@ Given(/^when the next (push|pull) request of client "([^"]+)" reaches the proxy,
 
 async function answered(world: SyncWorld, name: string, endpoint: string, status: number): Promise<{ exchange: Exchange; after: Exchange[] }> {
   const client = await world.process(name);
-  const all = requestsOf(await world.proxy(), client.clientId);
+  const all = exchangesIn((await world.proxy()).exchanges, { clientId: client.clientId, unfinished: true });
   const exchange = all.find((e) => e.endpoint === endpoint && deliveredStatus(e) === status);
   if (!exchange) throw new Error(`no ${endpoint} request of client "${name}" was answered ${status}`);
   return { exchange, after: all.filter((e) => e.seq > exchange.seq) };
@@ -229,10 +230,10 @@ processPhrase(/^the (?:connect|push|pull|rebuild) request of client "([^"]+)" wa
 
 Then(/^the (connect|push|pull|rebuild) request of client "([^"]+)" was answered (\d{3}) with error code "([a-z_]+)"$/, async function (this: SyncWorld, endpoint: string, name: string, status: string, code: string) {
   const client = await this.process(name);
-  const answered = requestsOf(await this.proxy(), client.clientId, { endpoint }).filter((e) => deliveredStatus(e) === Number(status));
+  const answered = exchangesIn((await this.proxy()).exchanges, { clientId: client.clientId, endpoints: [endpoint as Exchange['endpoint']], unfinished: true }).filter((e) => deliveredStatus(e) === Number(status));
   this.assert.ok(answered.length > 0, `no ${endpoint} request of client "${name}" was answered ${status}`);
   const first = answered[0]?.delivered as { body: Buffer } | undefined;
-  const body = first === undefined ? undefined : json(first.body);
+  const body = first === undefined ? undefined : bodyOf(first.body);
   this.assert.equal(body?.error?.code, code, `error code of the ${status} answer`);
 });
 
@@ -249,11 +250,11 @@ Then('client {string} did not install any cursor for scope {string} from the fai
   const proxy = await this.proxy();
   const failed = failedExchange(proxy, failure);
   this.assert.ok(failed !== undefined, 'the refused rebuild request was never sent');
-  const failedId = json(failed.requestBody).rebuild_id;
+  const failedId = bodyOf(failed.requestBody).rebuild_id;
   // Cursors of the failed attempt: every continuation and final cursor its pages returned.
   const tokens = new Set<string>();
-  for (const e of rebuildsOf(requestsOf(proxy, failure.clientId), scope)) {
-    if (json(e.requestBody).rebuild_id !== failedId) continue;
+  for (const e of rebuildsOf(exchangesIn(proxy.exchanges, { clientId: failure.clientId, unfinished: true }), scope)) {
+    if (bodyOf(e.requestBody).rebuild_id !== failedId) continue;
     const page = answerOf(e);
     if (typeof page?.cursor === 'string') tokens.add(page.cursor);
     if (typeof page?.final_scope_cursor === 'string') tokens.add(page.final_scope_cursor);
@@ -262,7 +263,7 @@ Then('client {string} did not install any cursor for scope {string} from the fai
   const { scopes } = await client.call<{ scopes: { scopeId: string; cursor: string | null }[] }>('inspectScopes');
   const cursor = scopes.find((s) => s.scopeId === scope)?.cursor ?? null;
   this.assert.ok(cursor === null || !tokens.has(cursor), `client "${name}" installed a cursor of the failed attempt for ${scope}`);
-  const later = requestsOf(proxy, failure.clientId, { endpoint: 'pull', after: failed.seq }).map((e) => json(e.requestBody)?.scopes?.[scope]?.cursor);
+  const later = exchangesIn(proxy.exchanges, { clientId: failure.clientId, endpoints: ['pull'], from: failed.seq, unfinished: true }).map((e) => bodyOf(e.requestBody)?.scopes?.[scope]?.cursor);
   this.assert.equal(
     later.filter((c) => typeof c === 'string' && tokens.has(c)),
     [],

@@ -9,11 +9,12 @@ import type { StageEndpoint } from '../../harness/proxy/fault-stage.ts';
 import { isValidRetryAfter } from '../../harness/wire/index.ts';
 import { arrangeFailure } from '../support/client-lifecycle/arranged-failures.ts';
 import { mutationsOf, ofRow } from '../support/client-lifecycle/failures.ts';
-import { backoffOf, failedExchange, failureTime, json, lastFailure, lifecycle, OPERATION_OF, quoted, requestsOf, snapshotDifference, snapshotOf, statusOf } from '../support/client-lifecycle/observe.ts';
+import { backoffOf, failedExchange, failureTime, lastFailure, lifecycle, OPERATION_OF, quoted, snapshotDifference, snapshotOf, statusOf } from '../support/client-lifecycle/observe.ts';
 import { answerOf, localKeys, rebuildsOf } from '../support/client-lifecycle/rebuild.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, exchangesIn } from '../support/exchanges.ts';
 
 processPhrase(/^client "([^"]+)" is (?:still )?in state "/);
 
@@ -81,7 +82,7 @@ Then(/^the (connect|push|pull|rebuild) request client "([^"]+)" sent after the f
   const proxy = await this.proxy();
   const failed = failedExchange(proxy, failure);
   this.assert.ok(failed !== undefined, `the ${endpoint} request to be failed was never sent`);
-  const next = requestsOf(proxy, failure.clientId, { endpoint, after: failed.seq })[0];
+  const next = exchangesIn(proxy.exchanges, { clientId: failure.clientId, endpoints: [endpoint], from: failed.seq, unfinished: true })[0];
   this.assert.ok(next !== undefined, `client "${name}" sent no ${endpoint} request after the failed one`);
   this.assert.equal(next.requestBody.toString('utf8'), failed.requestBody.toString('utf8'), `the retried ${endpoint} request differs from the failed one`);
 });
@@ -133,13 +134,13 @@ Then(
   async function (this: SyncWorld, name: string, scope: string) {
     const client = await this.process(name);
     // The attempt under test is the one whose page the arranged failure interrupted.
-    const sent = rebuildsOf(requestsOf(await this.proxy(), client.clientId, { after: lastFailure(this, name).mark }), scope);
+    const sent = rebuildsOf(exchangesIn((await this.proxy()).exchanges, { clientId: client.clientId, from: lastFailure(this, name).mark, unfinished: true }), scope);
     const first = sent[0];
     this.assert.ok(first !== undefined && answerOf(first) !== undefined, `client "${name}" got no first rebuild page for ${scope}`);
     const { rebuilds } = await client.call<{ rebuilds: { scopeId: string; rebuildId: string; token: string | null; pagesApplied: number }[] }>('inspectRebuilds');
     const attempts = rebuilds.filter((r) => r.scopeId === scope);
     this.assert.equal(attempts.length, 1, `rebuild attempts client "${name}" reports for ${scope}`);
-    this.assert.equal(attempts[0]?.rebuildId, json(first.requestBody).rebuild_id, `rebuild_id of the attempt client "${name}" keeps`);
+    this.assert.equal(attempts[0]?.rebuildId, bodyOf(first.requestBody).rebuild_id, `rebuild_id of the attempt client "${name}" keeps`);
     this.assert.equal(attempts[0]?.token, answerOf(first).cursor, `continuation client "${name}" keeps for ${scope}`);
   },
 );
@@ -147,7 +148,7 @@ Then(
 Then(/^client "([^"]+)" has exactly the (\d+) rows of page 1 from that rebuild$/, async function (this: SyncWorld, name: string, count: string) {
   const client = await this.process(name);
   const failure = lastFailure(this, name);
-  const first = requestsOf(await this.proxy(), client.clientId, { endpoint: 'rebuild', after: failure.mark })[0];
+  const first = exchangesIn((await this.proxy()).exchanges, { clientId: client.clientId, endpoints: ['rebuild'], from: failure.mark, unfinished: true })[0];
   const page = first === undefined ? undefined : answerOf(first);
   this.assert.ok(page !== undefined, `client "${name}" got no first rebuild page`);
   const table = this.model.tables.values().next().value;
@@ -168,22 +169,22 @@ Then("the rebuild requests client {string} sent after the failure repeat the fai
   const proxy = await this.proxy();
   const failed = failedExchange(proxy, failure);
   this.assert.ok(failed !== undefined, 'the rebuild request to be failed was never sent');
-  const next = requestsOf(proxy, failure.clientId, { endpoint: 'rebuild', after: failed.seq })[0];
+  const next = exchangesIn(proxy.exchanges, { clientId: failure.clientId, endpoints: ['rebuild'], from: failed.seq, unfinished: true })[0];
   this.assert.ok(next !== undefined, `client "${name}" sent no rebuild request after the failure`);
   this.assert.equal(next.requestBody.toString('utf8'), failed.requestBody.toString('utf8'), 'the first rebuild request after the failure');
 });
 
 async function installedFinalCursor(world: SyncWorld, name: string, scope: string): Promise<void> {
   const client = await world.process(name);
-  const sent = rebuildsOf(requestsOf(await world.proxy(), client.clientId), scope);
+  const sent = rebuildsOf(exchangesIn((await world.proxy()).exchanges, { clientId: client.clientId, unfinished: true }), scope);
   const final = [...sent].reverse().find((e) => answerOf(e)?.has_more === false);
   world.assert.ok(final !== undefined, `client "${name}" completed no rebuild of ${scope}`);
   const { scopes } = await client.call<{ scopes: { scopeId: string; cursor: string | null; rebuildRequired: boolean }[] }>('inspectScopes');
   const row = scopes.find((s) => s.scopeId === scope);
   world.assert.equal(row?.rebuildRequired, false, `client "${name}" still requires a rebuild of ${scope}`);
   // Later pulls may have advanced the cursor; the pull right after the rebuild must present the final one.
-  const nextPull = requestsOf(await world.proxy(), client.clientId, { endpoint: 'pull', after: final.seq })[0];
-  const presented = nextPull === undefined ? row?.cursor : json(nextPull.requestBody)?.scopes?.[scope]?.cursor;
+  const nextPull = exchangesIn((await world.proxy()).exchanges, { clientId: client.clientId, endpoints: ['pull'], from: final.seq, unfinished: true })[0];
+  const presented = nextPull === undefined ? row?.cursor : bodyOf(nextPull.requestBody)?.scopes?.[scope]?.cursor;
   world.assert.equal(presented, answerOf(final).final_scope_cursor, `cursor client "${name}" took from the final rebuild page of ${scope}`);
 }
 

@@ -12,7 +12,7 @@ import { processPhrase } from '../support/client-mode.ts';
 import { member } from '../support/reply.ts';
 import { literal } from '../support/schema-and-versions/manifests.ts';
 import { stateOf } from '../support/schema-and-versions/state.ts';
-import { exchangesOf, requestJson } from '../support/schema-and-versions/traffic.ts';
+import { exchangesOf, objectBodyOf } from '../support/exchanges.ts';
 import { versionsNear } from '../support/schema-and-versions/version-arbitrary.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -173,9 +173,9 @@ Given(/^client "([^"]+)" of user "([^"]+)" is opened with app version "(.*)"$/, 
 
 Then('client {string} sent no connect request', async function (this: SyncWorld, name: string) {
   this.assert.ok(this.lastSync.has(name), `client "${name}" was never asked to sync, so not connecting proves nothing`);
-  const sent = await exchangesOf(this, name);
+  const sent = await exchangesOf(this, name, { unfinished: true });
   this.assert.equal(
-    sent.filter((e) => e.endpoint === 'connect').map((e) => requestJson(e)?.app_version),
+    sent.filter((e) => e.endpoint === 'connect').map((e) => objectBodyOf(e.requestBody)?.app_version),
     [],
     `app versions client "${name}" announced`,
   );
@@ -188,14 +188,14 @@ Then('client {string} has stopped in state {string} with a failure that is not r
 });
 
 async function firstConnect(world: SyncWorld, name: string) {
-  const connect = (await exchangesOf(world, name)).find((e) => e.endpoint === 'connect');
+  const connect = (await exchangesOf(world, name, { unfinished: true })).find((e) => e.endpoint === 'connect');
   world.assert.ok(connect, `client "${name}" sent no connect request`);
   return connect;
 }
 
 Then(/^the connect request of client "([^"]+)" has "([^"]+)" equal to "(.*)"$/, async function (this: SyncWorld, name: string, pointer: string, value: string) {
   const connect = await firstConnect(this, name);
-  const body = requestJson(connect);
+  const body = objectBodyOf(connect.requestBody);
   this.assert.equal(member(body, pointer), value, `member ${pointer} of the connect request of client "${name}"`);
   this.assert.ok(parseSemVer(value) !== undefined, `the scenario's app version ${value} is well formed`);
 });

@@ -9,13 +9,14 @@ import { digestRow, fromHex, isJsonObject, type TableShape, toHex } from '../../
 import { processPhrase } from '../support/client-mode.ts';
 import { assertCursorUnchanged } from '../support/integrity/client-state.ts';
 import { clientExchanges, currentManifest, exchanges, integrity, manifests } from '../support/integrity/context.ts';
-import { exchangesOf, fieldIdOf, type Manifest, type Obj, type RowMessage, rowMessages, serverBody, shapeOf, tableById, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
+import { fieldIdOf, type Manifest, type Obj, type RowMessage, rowMessages, serverBody, shapeOf, tableById, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
 import { keyText, lastPullChange, outcomesOf, pushingClient } from '../support/integrity/row-digest.ts';
 import { flipDigest } from '../support/integrity/tamper.ts';
 import { arm, armRowEdit } from '../support/integrity/tampering.ts';
 import { exportSchema, lastExport, recordsOf } from '../support/seeds/exports.ts';
 import { exportScope } from '../support/seeds/seed-export.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { exchangesIn } from '../support/exchanges.ts';
 
 Given('table {string} also places rows whose {word} is {string} in scope {string}', function (this: SyncWorld, name: string, column: string, value: string, scope: string) {
   const table = this.model.table(name);
@@ -264,7 +265,7 @@ Then(
     let withRow = 0;
     let rowless = 0;
     for (const endpoint of ['push', 'pull', 'rebuild'] as const) {
-      for (const e of exchangesOf(all, endpoint)) {
+      for (const e of exchangesIn(all, { endpoints: [endpoint] })) {
         const body = serverBody(e);
         if (body === undefined) continue;
         const items = endpoint === 'push' ? [...((body.accepted as Obj[]) ?? []), ...((body.rejected as Obj[]) ?? [])] : endpoint === 'pull' ? ((body.changes as Obj[]) ?? []) : ((body.records as Obj[]) ?? []);

@@ -11,12 +11,13 @@ import { blob, compareBytes, decodeRowIdentity, fromHex, readChecksumObject, SCO
 import type { Exchange } from '../../harness/proxy/records.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import { clientExchanges, currentManifest, integrity, manifests, scopeState } from '../support/integrity/context.ts';
-import { deliveredOf, entryOf, type Manifest, manifestsSeen, type Obj, parsePlain, plainKey, requestOf, scopeDigestHex, serverBody, tableById } from '../support/integrity/oracle.ts';
+import { entryOf, type Manifest, manifestsSeen, type Obj, plainKey, requestOf, scopeDigestHex, serverBody, tableById } from '../support/integrity/oracle.ts';
 import { arm, expectedClientId, keyOf, requestHash } from '../support/integrity/tampering.ts';
 import { exportSchema, lastExport, pagesOf, entryOf as portableEntryOf, recordsOf } from '../support/seeds/exports.ts';
 import { exportScope } from '../support/seeds/seed-export.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, deliveredOf } from '../support/exchanges.ts';
 
 processPhrase(/^the checksum client "([^"]+)" stores/);
 
@@ -242,12 +243,12 @@ Then('in every round the cardinality the codec used equals the number of distinc
 
 /** Records of the rebuild attempt `rebuildId` the client was given before, plus this page's. */
 function attemptRecords(exchanges: readonly Exchange[], current: Exchange, page: Obj): Obj[] {
-  const rebuildId = (parsePlain(current.requestBody) as Obj | undefined)?.rebuild_id;
-  const earlier = exchanges.filter((e) => e !== current && e.done && e.endpoint === 'rebuild' && (parsePlain(e.requestBody) as Obj | undefined)?.rebuild_id === rebuildId);
+  const rebuildId = (bodyOf(current.requestBody) as Obj | undefined)?.rebuild_id;
+  const earlier = exchanges.filter((e) => e !== current && e.done && e.endpoint === 'rebuild' && (bodyOf(e.requestBody) as Obj | undefined)?.rebuild_id === rebuildId);
   const records: Obj[] = [];
   for (const e of earlier) {
     const answer = deliveredOf(e);
-    if (answer?.status === 200) records.push(...(((parsePlain(answer.body) as Obj).records ?? []) as Obj[]));
+    if (answer?.status === 200) records.push(...(((bodyOf(answer.body) as Obj).records ?? []) as Obj[]));
   }
   return [...records, ...((page.records ?? []) as Obj[])];
 }
@@ -330,7 +331,7 @@ Given(/^the proxy will replace the final "checksum" of the next rebuild of scope
     (json.checksum as Obj).digest = claimed;
     state.claims.set('claim', claimed);
     state.claims.set('final_scope_cursor', String(json.final_scope_cursor));
-    state.claims.set('rebuild_id', String((parsePlain(exchange.requestBody) as Obj).rebuild_id));
+    state.claims.set('rebuild_id', String((bodyOf(exchange.requestBody) as Obj).rebuild_id));
     return json;
   });
 });
@@ -345,7 +346,7 @@ Given(/^the proxy will apply (dropping|repeating) the record of row "([^"]+)" to
     if (how === 'dropping') records.splice(index, 1);
     else records.splice(index + 1, 0, structuredClone(records[index] as Obj));
     // The final page of this attempt names the cursor that must never be installed.
-    state.claims.set('rebuild_id', String((parsePlain(exchange.requestBody) as Obj).rebuild_id));
+    state.claims.set('rebuild_id', String((bodyOf(exchange.requestBody) as Obj).rebuild_id));
     if (json.has_more === false) state.claims.set('final_scope_cursor', String(json.final_scope_cursor));
     return json;
   });
@@ -368,10 +369,10 @@ Given(
         else held.delete(key);
       };
       for (const e of proxy.exchanges) {
-        if (e === exchange || !e.done || (parsePlain(e.requestBody) as Obj | undefined)?.client_id !== clientId()) continue;
+        if (e === exchange || !e.done || (bodyOf(e.requestBody) as Obj | undefined)?.client_id !== clientId()) continue;
         const answer = deliveredOf(e);
         if (answer?.status !== 200) continue;
-        const body = parsePlain(answer.body) as Obj;
+        const body = bodyOf(answer.body) as Obj;
         if (e.endpoint === 'rebuild') for (const r of (body.records ?? []) as Obj[]) apply(r, body.scope, true);
         if (e.endpoint === 'pull') for (const c of (body.changes ?? []) as Obj[]) apply(c, c.scope, c.op === 'upsert');
       }

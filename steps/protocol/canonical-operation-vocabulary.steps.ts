@@ -7,9 +7,10 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import { changesOf, lastPull } from '../support/wire-values/operations.ts';
 import { outcomeAnywhere } from '../support/wire-values/outcomes.ts';
-import { exchanges, exchangesOf, keyValue, type Obj, parsed, upstreamOf } from '../support/wire-values/recorded.ts';
-import { applyEdits, fillerInsert, lastMutation, type RequestEndpoint, sendEdited, sendExact, stepValue, VALUE } from '../support/wire-values/requests.ts';
+import { exchanges, keyValue, type Obj } from '../support/wire-values/recorded.ts';
+import { applyEdits, fillerInsert, lastMutation, type RequestEndpoint, sendEdited, sendExact, stepValue } from '../support/wire-values/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, exchangesOf, upstreamOf } from '../support/exchanges.ts';
 
 const quotedList = (text: string) => [...text.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string);
 
@@ -44,7 +45,7 @@ Then(/^across every pull response recorded in this scenario, every change has "o
   const allowed = quotedList(list);
   const changes = (await exchanges(this)).filter((e) => e.endpoint === 'pull').flatMap((e) => {
     const answer = upstreamOf(e);
-    return answer?.status === 200 ? (((parsed(answer.body) as Obj | undefined)?.changes ?? []) as Obj[]).map((c) => ({ seq: e.seq, change: c })) : [];
+    return answer?.status === 200 ? (((bodyOf(answer.body) as Obj | undefined)?.changes ?? []) as Obj[]).map((c) => ({ seq: e.seq, change: c })) : [];
   });
   this.assert.ok(changes.length > 0, 'no pull change was recorded in this scenario');
   const other = changes.filter(({ change }) => !allowed.includes(String(change.op))).map(({ seq, change }) => `#${seq}: ${JSON.stringify(change)}`);
@@ -54,7 +55,7 @@ Then(/^across every pull response recorded in this scenario, every change has "o
 Then('no rebuild record recorded in this scenario has an {string} member', async function (this: SyncWorld, member: string) {
   const records = (await exchanges(this)).filter((e) => e.endpoint === 'rebuild').flatMap((e) => {
     const answer = upstreamOf(e);
-    return answer?.status === 200 ? (((parsed(answer.body) as Obj | undefined)?.records ?? []) as Obj[]) : [];
+    return answer?.status === 200 ? (((bodyOf(answer.body) as Obj | undefined)?.records ?? []) as Obj[]) : [];
   });
   this.assert.ok(records.length > 0, 'no rebuild record was recorded in this scenario');
   this.assert.equal(records.filter((r) => Object.hasOwn(r, member)), [], `rebuild records carrying "${member}"`);
@@ -62,7 +63,7 @@ Then('no rebuild record recorded in this scenario has an {string} member', async
 
 /** Every mutation of every push request client `name` sent, in the order sent. */
 async function pushedMutations(world: SyncWorld, name: string): Promise<Obj[]> {
-  return (await exchangesOf(world, name, ['push'])).flatMap((e) => ((parsed(e.requestBody) as Obj | undefined)?.mutations ?? []) as Obj[]);
+  return (await exchangesOf(world, name, { endpoints: ['push'] })).flatMap((e) => ((bodyOf(e.requestBody) as Obj | undefined)?.mutations ?? []) as Obj[]);
 }
 
 Then(/^every mutation in every push request client "([^"]+)" sent has "op" equal to ((?:"[^"]+"(?:, | or ))+"[^"]+")$/, async function (this: SyncWorld, name: string, list: string) {
@@ -126,7 +127,7 @@ When(/^client "([^"]+)" sends its next (connect|push|pull|rebuild) request with 
   await sendEdited(this, name, endpoint, [{ pointer, remove: true }]);
 });
 
-When(new RegExp(`^client "([^"]+)" sends a push request with batch_id "([^"]+)" whose mutation has "([^"]+)" set to ${VALUE}$`), async function (this: SyncWorld, name: string, batchId: string, pointer: string, value: string) {
+When(/^client "([^"]+)" sends a push request with batch_id "([^"]+)" whose mutation has "([^"]+)" set to (null|true|false|-?[0-9][^ ]*|"(?:[^"\\]|\\.)*"|\{.*\}|\[.*\]|[A-Z](?: [+-] [0-9]+)?)$/, async function (this: SyncWorld, name: string, batchId: string, pointer: string, value: string) {
   await this.readyServer();
   const client = this.wire(name);
   const mutation = fillerInsert(this, client);

@@ -9,8 +9,9 @@ import { processPhrase } from '../support/client-mode.ts';
 import type { Reply } from '../support/reply.ts';
 import { focusChange } from '../support/wire-values/focus.ts';
 import { serverRowField } from '../support/wire-values/outcomes.ts';
-import { exchangesOf, fieldId, keyValue, type Obj, parsed, tableNamed } from '../support/wire-values/recorded.ts';
+import { fieldId, keyValue, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, exchangesOf } from '../support/exchanges.ts';
 
 processPhrase(/^client "([^"]+)" sent no push, pull or rebuild request after that connect$/);
 
@@ -91,8 +92,8 @@ Then('the response member {string} matches {string} and names a valid UTC instan
 
 /** Every mutation of every push request client `name` sent, in the order sent. */
 async function pushedMutations(world: SyncWorld, name: string): Promise<Obj[]> {
-  const pushes = await exchangesOf(world, name, ['push']);
-  return pushes.flatMap((e) => ((parsed(e.requestBody) as Obj | undefined)?.mutations ?? []) as Obj[]);
+  const pushes = await exchangesOf(world, name, { endpoints: ['push'] });
+  return pushes.flatMap((e) => ((bodyOf(e.requestBody) as Obj | undefined)?.mutations ?? []) as Obj[]);
 }
 
 Then('every mutation in every push request client {string} sent has {string} matching {string} and naming a valid UTC instant', async function (this: SyncWorld, name: string, member: string, pattern: string) {

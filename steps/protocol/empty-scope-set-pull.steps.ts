@@ -8,7 +8,7 @@ import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { member } from '../support/reply.ts';
 import { openWindow, reportedScopes } from '../support/scopes/client-sync.ts';
-import { type ClientExchange, exchangesOf } from '../support/scopes/exchanges.ts';
+import { type ClientExchange, exchangeSummaries } from '../support/scopes/exchanges.ts';
 import { scopesState } from '../support/scopes/state.ts';
 import { expectedValue } from '../support/values.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -56,7 +56,7 @@ async function lastWindow(world: SyncWorld, name: string, back = 0): Promise<Cli
   if (window.to === undefined) throw new Error(`the sync of client "${name}" has not ended`);
   const proxy = await world.proxy();
   const seqs = new Set(proxy.exchanges.slice(window.from, window.to).map((e) => e.seq));
-  return exchangesOf(proxy, (await world.process(name)).clientId).filter((e) => seqs.has(e.seq));
+  return exchangeSummaries(proxy, (await world.process(name)).clientId).filter((e) => seqs.has(e.seq));
 }
 
 function firstPull(exchanges: ClientExchange[], name: string): ClientExchange {

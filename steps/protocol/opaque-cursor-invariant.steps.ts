@@ -11,7 +11,8 @@ import { alterToken } from '../support/opaque-tokens/alteration.ts';
 import { type HeldContinuation, pullPresenting, pullUntilHeld, snapshotCursors, state } from '../support/opaque-tokens/cursor-authentication.ts';
 import { lastPresented, literal } from '../support/opaque-tokens/cursor-presentation.ts';
 import { awaitCaptured, placementFor, pushInserts, rowValues } from '../support/opaque-tokens/rows.ts';
-import { aliasRelay, bodyOf, deliveredBody, exchangesOf, installedRelay, clientIdOf as tokenClientIdOf } from '../support/opaque-tokens/tokens.ts';
+import { bodyOf, clientIdOf, exchangesOf } from '../support/exchanges.ts';
+import { aliasRelay, deliveredBody, installedRelay, withRequests } from '../support/opaque-tokens/tokens.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 /** An intermediate continuation of a fresh rebuild of `scope` by `name`; puts rows in the scope when it has too few for two pages. */
@@ -115,12 +116,12 @@ Given('the proxy aliases the cursors issued to client {string} for scope {string
   const alias = letter.repeat(times);
   longAliases.set(this, alias);
   const relay = await aliasRelay(this);
-  relay.aliasCursors(await tokenClientIdOf(this, name), scope, [alias]);
+  relay.aliasCursors(await clientIdOf(this, name), scope, [alias]);
 });
 
 Given('the proxy issues the alias {string} for every cursor issued to client {string} in the next pull response', async function (this: SyncWorld, alias: string, name: string) {
   const relay = await aliasRelay(this);
-  relay.aliasEveryCursorOnce(await tokenClientIdOf(this, name), alias);
+  relay.aliasEveryCursorOnce(await clientIdOf(this, name), alias);
 });
 
 When('client {string} is stopped, started again and syncs', async function (this: SyncWorld, name: string) {
@@ -134,7 +135,7 @@ When('client {string} is stopped, started again and syncs', async function (this
 async function presentedSinceAliasing(world: SyncWorld, name: string, scope: string): Promise<unknown[]> {
   const relay = installedRelay(world);
   if (!relay) throw new Error('no alias was scripted in this scenario');
-  const clientId = await tokenClientIdOf(world, name);
+  const clientId = await clientIdOf(world, name);
   const records = relay.records.filter((r) => r.clientId === clientId);
   const first = records.findIndex((r) => r.aliasedCursors.some((a) => a.scope === scope));
   if (first < 0) return [];
@@ -199,7 +200,7 @@ Then('the proxy translated each presented cursor back to the token issued for it
 
 /** Incremental cursors delivered to a client before exchange `seq`, by scope. */
 async function issuedBefore(world: SyncWorld, name: string): Promise<{ seq: number; scope: string; cursor: string }[]> {
-  const clientId = await tokenClientIdOf(world, name);
+  const clientId = await clientIdOf(world, name);
   const proxy = await world.proxy();
   const issued: { seq: number; scope: string; cursor: string }[] = [];
   for (const e of proxy.exchanges) {
@@ -223,7 +224,7 @@ async function issuedBefore(world: SyncWorld, name: string): Promise<{ seq: numb
 Then('every non-null cursor in every pull request client {string} sent equals a cursor the server issued to client {string} for the same scope', async function (this: SyncWorld, name: string, issuer: string) {
   const issued = await issuedBefore(this, issuer);
   let presentedCount = 0;
-  for (const { exchange, request } of await exchangesOf(this, name, 'pull')) {
+  for (const { exchange, request } of withRequests(await exchangesOf(this, name, { endpoints: ['pull'] }))) {
     for (const [scope, ref] of Object.entries((request?.scopes ?? {}) as Record<string, { cursor: unknown }>)) {
       if (ref?.cursor === null) continue;
       presentedCount += 1;
@@ -238,7 +239,7 @@ Then('every non-null cursor in every pull request client {string} sent equals a 
 Then('no rebuild request of client {string} carries an incremental cursor in {string}', async function (this: SyncWorld, name: string, pointer: string) {
   if (pointer !== '/cursor') throw new Error(`only "/cursor" is checked, not ${pointer}`);
   const issued = await issuedBefore(this, name);
-  const rebuilds = await exchangesOf(this, name, 'rebuild');
+  const rebuilds = withRequests(await exchangesOf(this, name, { endpoints: ['rebuild'] }));
   this.assert.ok(rebuilds.length > 0, `client "${name}" sent rebuild requests`);
   const continuations = new Set<string>();
   for (const { exchange, request } of rebuilds) {
@@ -252,7 +253,7 @@ Then('no rebuild request of client {string} carries an incremental cursor in {st
 
 /** The first connect exchange of the client that the proxy rewrote, or undefined. */
 async function rewrittenConnect(world: SyncWorld, name: string): Promise<number> {
-  const connects = await exchangesOf(world, name, 'connect');
+  const connects = withRequests(await exchangesOf(world, name, { endpoints: ['connect'] }));
   const rewritten = connects.find((c) => c.exchange.rewritten !== undefined && c.exchange.rewritten.error === undefined);
   if (!rewritten) throw new Error(`no connect response to client "${name}" was rewritten by the proxy (connects: ${JSON.stringify(connects.map((c) => ({ seq: c.exchange.seq, fault: c.exchange.fault, rewritten: c.exchange.rewritten?.describe, error: c.exchange.rewritten?.error })))}; all: ${(await world.proxy()).exchanges.map((e) => `${e.seq}:${e.endpoint}`).join(' ')})`);
   return rewritten.exchange.seq;
@@ -261,15 +262,15 @@ async function rewrittenConnect(world: SyncWorld, name: string): Promise<number>
 Then('client {string} sent a rebuild request for scope {string} with {string} equal to null', async function (this: SyncWorld, name: string, scope: string, pointer: string) {
   if (pointer !== '/cursor') throw new Error(`only "/cursor" is checked, not ${pointer}`);
   const after = await rewrittenConnect(this, name);
-  const rebuilds = (await exchangesOf(this, name, 'rebuild')).filter((r) => r.exchange.seq > after && r.request?.scope === scope);
+  const rebuilds = (withRequests(await exchangesOf(this, name, { endpoints: ['rebuild'] }))).filter((r) => r.exchange.seq > after && r.request?.scope === scope);
   this.assert.ok(rebuilds.length > 0, `client "${name}" sent a rebuild request for ${scope} after the connect that nulled its cursor`);
   this.assert.equal(rebuilds[0]?.request?.cursor, null, `the first rebuild request for ${scope} starts with a null cursor`);
 });
 
 Then('no pull request of client {string} presented a non-null cursor for scope {string} before that rebuild completed', async function (this: SyncWorld, name: string, scope: string) {
   const after = await rewrittenConnect(this, name);
-  const done = (await exchangesOf(this, name, 'rebuild')).find((r) => r.exchange.seq > after && r.request?.scope === scope && deliveredBody(r.exchange)?.body?.has_more === false);
+  const done = (withRequests(await exchangesOf(this, name, { endpoints: ['rebuild'] }))).find((r) => r.exchange.seq > after && r.request?.scope === scope && deliveredBody(r.exchange)?.body?.has_more === false);
   this.assert.ok(done, `the rebuild of ${scope} completed after the connect`);
-  const early = (await exchangesOf(this, name, 'pull')).filter((p) => p.exchange.seq > after && p.exchange.seq < done.exchange.seq && typeof p.request?.scopes?.[scope]?.cursor === 'string');
+  const early = (withRequests(await exchangesOf(this, name, { endpoints: ['pull'] }))).filter((p) => p.exchange.seq > after && p.exchange.seq < done.exchange.seq && typeof p.request?.scopes?.[scope]?.cursor === 'string');
   this.assert.equal(early.map((p) => p.exchange.seq), [], `pull requests presenting a cursor for ${scope} before its rebuild completed`);
 });

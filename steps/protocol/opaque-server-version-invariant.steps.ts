@@ -8,7 +8,8 @@ import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
 import type { Exchange } from '../../harness/proxy/records.ts';
 import { state } from '../support/opaque-tokens/server-versions.ts';
-import { aliasRelay, type Body, bodyOf, deliveredBody, exchangesOf, clientIdOf as tokenClientIdOf } from '../support/opaque-tokens/tokens.ts';
+import { type Body, bodyOf, clientIdOf, exchangesOf } from '../support/exchanges.ts';
+import { aliasRelay, deliveredBody, withRequests } from '../support/opaque-tokens/tokens.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { cellValue } from '../support/values.ts';
 import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
@@ -218,13 +219,13 @@ Given('the proxy aliases the server versions of row {string} of table {string} s
   for (const alias of list) if (!SERVER_VERSION.test(alias)) throw new Error(`alias ${JSON.stringify(alias)} is not a well-formed server version`);
   const { tableId, pk } = await rowIdentity(this, table, id);
   const relay = await aliasRelay(this);
-  relay.aliasVersions(await tokenClientIdOf(this, name), tableId, pk, list);
+  relay.aliasVersions(await clientIdOf(this, name), tableId, pk, list);
 });
 
 /** Push requests of a client that carry a mutation for row `id`, with that mutation and what the client got back. */
 async function pushesFor(world: SyncWorld, name: string, id: string): Promise<{ seq: number; mutation: Body; outcome: Body }[]> {
   const found: { seq: number; mutation: Body; outcome: Body }[] = [];
-  for (const { exchange, request } of await exchangesOf(world, name, 'push')) {
+  for (const { exchange, request } of withRequests(await exchangesOf(world, name, { endpoints: ['push'] }))) {
     for (const m of (request?.mutations ?? []) as Body[]) {
       if (Object.values(m?.pk ?? {})[0] !== id) continue;
       const answer = deliveredBody(exchange)?.body;
@@ -251,7 +252,7 @@ Then('the push outcome for row {string} is {string}', async function (this: Sync
 });
 
 Then('every {string} in every push request client {string} sent equals a {string} the server sent to client {string} for the same table and primary key', async function (this: SyncWorld, member: string, name: string, sentMember: string, receiver: string) {
-  const clientId = await tokenClientIdOf(this, receiver);
+  const clientId = await clientIdOf(this, receiver);
   const proxy = await this.proxy();
   // Versions the receiver was given, per row, with the exchange that gave them.
   const given: { seq: number; key: string; version: string }[] = [];
@@ -264,7 +265,7 @@ Then('every {string} in every push request client {string} sent equals a {string
     for (const item of items) if (typeof item?.[sentMember] === 'string') given.push({ seq: e.seq, key: World.rowKey(item.table, item.pk), version: item[sentMember] });
   }
   let checked = 0;
-  for (const { exchange, request } of await exchangesOf(this, name, 'push')) {
+  for (const { exchange, request } of withRequests(await exchangesOf(this, name, { endpoints: ['push'] }))) {
     for (const m of (request?.mutations ?? []) as Body[]) {
       if (!Object.hasOwn(m, member)) continue;
       checked += 1;
@@ -280,7 +281,7 @@ Then('every {string} in every push request client {string} sent equals a {string
 
 Then('no insert client {string} sent carries a {string}', async function (this: SyncWorld, name: string, member: string) {
   let inserts = 0;
-  for (const { request } of await exchangesOf(this, name, 'push')) {
+  for (const { request } of withRequests(await exchangesOf(this, name, { endpoints: ['push'] }))) {
     for (const m of (request?.mutations ?? []) as Body[]) {
       if (m?.op !== 'insert') continue;
       inserts += 1;

@@ -7,8 +7,9 @@
 import { Then, When } from '@cucumber/cucumber';
 import { INTEGER_TOKEN } from '../support/wire-values/integers.ts';
 import { serverRowField } from '../support/wire-values/outcomes.ts';
-import { clientIdOf, exchanges, type NumberTokenAt, numberTokens, upstreamOf } from '../support/wire-values/recorded.ts';
+import { exchanges, type NumberTokenAt, numberTokens } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { clientIdOf, upstreamOf } from '../support/exchanges.ts';
 
 const SAFE_MAX = 9007199254740991n;
 

@@ -12,7 +12,8 @@ import { member } from '../support/reply.ts';
 import type { Inspected } from '../support/schema-and-versions/client-schema.ts';
 import { currentManifest, ident, notedManifest, publishChange } from '../support/schema-and-versions/manifests.ts';
 import { stateOf } from '../support/schema-and-versions/state.ts';
-import { adoptAsReply, exchangesOf, lastSyncs, requestJson, responseJson } from '../support/schema-and-versions/traffic.ts';
+import { bodyOf, deliveredOf, exchangesOf, objectBodyOf } from '../support/exchanges.ts';
+import { adoptAsReply, lastSyncs } from '../support/schema-and-versions/traffic.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" has stopped in state "[a-z_]+"/);
@@ -30,13 +31,13 @@ const COMPLETION_STATE: Record<string, string> = { idle: 'ready', error: 'error'
 
 Then('client {string} sent no rebuild request during that sync', async function (this: SyncWorld, name: string) {
   const [sync] = lastSyncs(this, name);
-  const sent = await exchangesOf(this, name, sync?.from, sync?.to);
+  const sent = await exchangesOf(this, name, { from: sync?.from, to: sync?.to, unfinished: true });
   this.assert.ok(
     sent.some((e) => e.endpoint === 'connect'),
     `client "${name}" did not connect during that sync, so it never received the schema action`,
   );
   this.assert.equal(
-    sent.filter((e) => e.endpoint === 'rebuild').map((e) => requestJson(e)?.scope),
+    sent.filter((e) => e.endpoint === 'rebuild').map((e) => objectBodyOf(e.requestBody)?.scope),
     [],
     `scopes client "${name}" rebuilt during that sync`,
   );
@@ -57,8 +58,8 @@ Then('client {string} sent no request to {string} or {string}', async function (
 Then(/^the scopes client "([^"]+)" sent rebuild requests for during that sync are exactly ((?:"[^"]+"(?:, | and )?)+)$/, async function (this: SyncWorld, name: string, list: string) {
   const expected = [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string).sort();
   const [sync] = lastSyncs(this, name);
-  const sent = await exchangesOf(this, name, sync?.from, sync?.to);
-  const scopes = [...new Set(sent.filter((e) => e.endpoint === 'rebuild').map((e) => String(requestJson(e)?.scope)))].sort();
+  const sent = await exchangesOf(this, name, { from: sync?.from, to: sync?.to, unfinished: true });
+  const scopes = [...new Set(sent.filter((e) => e.endpoint === 'rebuild').map((e) => String(objectBodyOf(e.requestBody)?.scope)))].sort();
   this.assert.equal(scopes, expected, `scopes client "${name}" rebuilt during that sync`);
 });
 
@@ -79,8 +80,8 @@ Then('client {string} has stopped in state {string} naming the recovery action {
 });
 
 Then('client {string} sent no push, pull or rebuild request after the connect that answered unsupported', async function (this: SyncWorld, name: string) {
-  const sent = await exchangesOf(this, name);
-  const index = sent.findIndex((e) => e.endpoint === 'connect' && (responseJson(e)?.schema as { action?: string } | undefined)?.action === 'unsupported');
+  const sent = await exchangesOf(this, name, { unfinished: true });
+  const index = sent.findIndex((e) => e.endpoint === 'connect' && (bodyOf(deliveredOf(e)?.body)?.schema as { action?: string } | undefined)?.action === 'unsupported');
   this.assert.ok(index >= 0, `client "${name}" never received an unsupported connect answer`);
   this.assert.equal(
     sent.slice(index + 1).filter((e) => e.endpoint !== 'connect').map((e) => `${e.endpoint} #${e.seq}`),
@@ -116,9 +117,9 @@ Then(
   async function (this: SyncWorld, name: string) {
     const before = stateOf(this).beforeReset.get(name);
     if (before === undefined) throw new Error(`client "${name}" was not asked to reset in this scenario`);
-    const connect = (await exchangesOf(this, name, afterMark(this, name))).find((e) => e.endpoint === 'connect');
+    const connect = (await exchangesOf(this, name, { from: afterMark(this, name), unfinished: true })).find((e) => e.endpoint === 'connect');
     this.assert.ok(connect, `client "${name}" sent no connect request after the reset call`);
-    const body = requestJson(connect) ?? {};
+    const body = objectBodyOf(connect.requestBody) ?? {};
     this.assert.ok(before.schema !== null && before.schema.version > 0, `client "${name}" had no installed schema before the reset`);
     this.assert.equal(
       { schema_reset: body.schema_reset, client_generation: body.client_generation, schema: body.schema },
@@ -132,9 +133,9 @@ Then(
 
 Then(/^client "([^"]+)" rebuilds scopes ((?:"[^"]+"(?:, | and )?)+) and ends with completion "([a-z]+)"$/, async function (this: SyncWorld, name: string, list: string, completion: string) {
   const expected = [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string).sort();
-  const sent = await exchangesOf(this, name, afterMark(this, name));
-  const rebuilt = sent.filter((e) => e.endpoint === 'rebuild' && isResponse(e.delivered) && e.delivered.status === 200 && responseJson(e)?.has_more === false);
-  this.assert.equal([...new Set(rebuilt.map((e) => String(requestJson(e)?.scope)))].sort(), expected, `scopes client "${name}" finished rebuilding after the reset`);
+  const sent = await exchangesOf(this, name, { from: afterMark(this, name), unfinished: true });
+  const rebuilt = sent.filter((e) => e.endpoint === 'rebuild' && isResponse(e.delivered) && e.delivered.status === 200 && bodyOf(deliveredOf(e)?.body)?.has_more === false);
+  this.assert.equal([...new Set(rebuilt.map((e) => String(objectBodyOf(e.requestBody)?.scope)))].sort(), expected, `scopes client "${name}" finished rebuilding after the reset`);
   const client = await this.process(name);
   const status = await client.call<Status>('getStatus');
   // The adapter reports the state the run ended in; a run that completes idle rests in "ready".
@@ -261,7 +262,7 @@ Then(/^across every connect response recorded in this scenario, "([^"]+)" is one
   this.assert.equal(allowed, ACTIONS, 'the feature lists the four protocol 3 actions');
   const proxy = await this.proxy();
   const answered = proxy.exchanges.filter((e) => e.endpoint === 'connect' && isResponse(e.delivered) && e.delivered.status === 200);
-  const seen = answered.map((e) => member(responseJson(e), pointer));
+  const seen = answered.map((e) => member(bodyOf(deliveredOf(e)?.body), pointer));
   // Every action this scenario provoked must have been seen, so the check cannot pass on an empty log.
   this.assert.equal([...new Set(seen)].sort(), [...ACTIONS].sort(), `actions of the ${answered.length} connect responses recorded`);
   this.assert.equal(

@@ -8,7 +8,7 @@ import { type DataTable, Then } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { member } from '../support/reply.ts';
 import { reportedScopes } from '../support/scopes/client-sync.ts';
-import { assignedSet, byteSorted, exchangesOf, type Loose, presentedScopes } from '../support/scopes/exchanges.ts';
+import { assignedSet, byteSorted, exchangeSummaries, type Loose, presentedScopes } from '../support/scopes/exchanges.ts';
 import { addedIds } from '../support/scopes/scope-sets.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -17,7 +17,7 @@ processPhrase(/^every scope key in every connect and pull request client "([^"]+
 Then(
   /^every scope key in every connect and pull request client "([^"]+)" sent was assigned to client "\1" in an earlier response's "scopes\.add" or "scope_updates\.add"$/,
   async function (this: SyncWorld, name: string) {
-    const exchanges = exchangesOf(await this.proxy(), (await this.process(name)).clientId);
+    const exchanges = exchangeSummaries(await this.proxy(), (await this.process(name)).clientId);
     const unassigned: string[] = [];
     let requests = 0;
     exchanges.forEach((exchange, index) => {
@@ -32,14 +32,14 @@ Then(
 );
 
 Then('client {string} reports exactly the scopes the server assigned to it', async function (this: SyncWorld, name: string) {
-  const exchanges = exchangesOf(await this.proxy(), (await this.process(name)).clientId);
+  const exchanges = exchangeSummaries(await this.proxy(), (await this.process(name)).clientId);
   const assigned = byteSorted(assignedSet(exchanges));
   this.assert.ok(assigned.length > 0, `the server assigned no scope to client "${name}"`);
   this.assert.equal(byteSorted((await reportedScopes(this, name)).map((s) => s.scopeId)), assigned, `scopes client "${name}" reports`);
 });
 
 Then('no response recorded for client {string} contains row {string}', async function (this: SyncWorld, name: string, row: string) {
-  const exchanges = exchangesOf(await this.proxy(), this.wire(name).clientId);
+  const exchanges = exchangeSummaries(await this.proxy(), this.wire(name).clientId);
   this.assert.ok(exchanges.length > 0, `no exchange of client "${name}" was recorded`);
   const leaking = exchanges.filter((e) => JSON.stringify(e.response ?? null).includes(JSON.stringify(row)));
   this.assert.equal(

@@ -13,18 +13,19 @@ import { membershipState, relationOf } from '../support/scope-membership/members
 import { byteSorted } from '../support/scopes/exchanges.ts';
 import { sourceSql } from '../support/scopes/roles.ts';
 import type { RebuildRun } from '../support/wire-client.ts';
-import { exchangesOf, keyValue, type Obj, parsed, upstreamOf } from '../support/wire-values/recorded.ts';
+import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, exchangesOf, upstreamOf } from '../support/exchanges.ts';
 
 /** Every pull change the server answered client `name` during the scenario. */
 Then(/^no response to client "([^"]+)" ever lists a "delete" of row "([^"]+)"$/, async function (this: SyncWorld, name: string, key: string) {
   const deletes: string[] = [];
   let answered = 0;
-  for (const exchange of await exchangesOf(this, name, ['pull'])) {
+  for (const exchange of await exchangesOf(this, name, { endpoints: ['pull'] })) {
     const answer = upstreamOf(exchange);
     if (answer === undefined) continue;
     answered += 1;
-    const changes = ((parsed(answer.body) as Obj | undefined)?.changes ?? []) as Obj[];
+    const changes = ((bodyOf(answer.body) as Obj | undefined)?.changes ?? []) as Obj[];
     for (const change of changes) if (change.op === 'delete' && String(keyValue(change.pk)) === key) deletes.push(`#${exchange.seq}: ${JSON.stringify(change)}`);
   }
   // With no answer at all the check would hold for a client that never asked.

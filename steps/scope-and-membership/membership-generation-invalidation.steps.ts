@@ -7,12 +7,13 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Exchange } from '../../harness/proxy/records.ts';
 import { clientExchanges, currentManifest } from '../support/integrity/context.ts';
-import { deliveredOf, type Obj, parsePlain, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
+import { type Obj, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
 import { lastPull as lastPullAnswer, listed, pullPresenting as pullPresentingLabelled } from '../support/scope-generations/invalidation.ts';
 import { applyCompositionChange, applyNewDependency, applyNewRule, applyRelationRebinding } from '../support/scope-generations/rule-changes.ts';
 import { generationOf, generationsState, labelled, membershipGenerations, scopeList } from '../support/scope-generations/state.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { bodyOf, deliveredOf } from '../support/exchanges.ts';
 
 Given('the harness records the membership generation of every scope as {string}', async function (this: SyncWorld, label: string) {
   generationsState(this).generations.set(label, await membershipGenerations(this));
@@ -95,15 +96,15 @@ Then('the error body has {string} {string}', function (this: SyncWorld, member: 
  */
 async function verifiedRebuildChecksum(world: SyncWorld, name: string, scope: string): Promise<Obj | undefined> {
   const pages = (await clientExchanges(world, name, 'rebuild')).filter((e) => requestOf(e).scope === scope);
-  const bodyOf = (e: Exchange) => {
+  const pageOf = (e: Exchange) => {
     const answer = deliveredOf(e);
-    return answer?.status === 200 ? (parsePlain(answer.body) as Obj | undefined) : undefined;
+    return answer?.status === 200 ? (bodyOf(answer.body) as Obj | undefined) : undefined;
   };
-  const final = [...pages].reverse().find((e) => bodyOf(e)?.has_more === false);
+  const final = [...pages].reverse().find((e) => pageOf(e)?.has_more === false);
   if (final === undefined) throw new Error(`client "${name}" was given no final rebuild page of scope "${scope}"`);
   const attempt = pages.filter((e) => requestOf(e).rebuild_id === requestOf(final).rebuild_id);
-  const records = attempt.flatMap((e) => (bodyOf(e)?.records as Obj[] | undefined) ?? []);
-  const checksum = bodyOf(final)?.checksum as Obj | undefined;
+  const records = attempt.flatMap((e) => (pageOf(e)?.records as Obj[] | undefined) ?? []);
+  const checksum = pageOf(final)?.checksum as Obj | undefined;
   const digest = scopeDigestHex(await currentManifest(world), scope, records.map((r) => ({ table: String(r.table), row: r.row, serverVersion: String(r.server_version) })));
   world.assert.equal(checksum?.digest, digest, `the checksum of the last rebuild of ${scope} against the digest of its records`);
   return checksum;

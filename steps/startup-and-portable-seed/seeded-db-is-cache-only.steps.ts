@@ -11,8 +11,9 @@ import { type Manifest, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { ident } from '../support/schema-and-versions/manifests.ts';
 import { artifactState, labelledVersion, publishedResult } from '../support/seeds/artifacts.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
-import { addedScopes, answerOf, bodyOf, connectOf, exchangesOf, focus, type Obj } from '../support/seeds/seeded-sync.ts';
+import { addedScopes, answerOf, connectOf, focus, type Obj } from '../support/seeds/seeded-sync.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { exchangesOf, objectBodyOf } from '../support/exchanges.ts';
 
 Given('client {string} of user {string} is opened on a copy of seed artifact {string} with an invalid credential', async function (this: SyncWorld, name: string, user: string, file: string) {
   await openOnSeed(this, name, user, file, { token: `invalid-credential-${this.scenarioName}` });
@@ -31,7 +32,7 @@ processPhrase(/^client "([^"]+)" no longer has rows /);
 
 Then('the first request the proxy recorded from client {string} is {string} with an {string} header of the form {string}', async function (this: SyncWorld, name: string, request: string, header: string, form: string) {
   focus.set(this, name);
-  const first = (await exchangesOf(this, name))[0];
+  const first = (await exchangesOf(this, name, { orUserCredential: true }))[0];
   this.assert.ok(first !== undefined, `the proxy recorded a request from client "${name}"`);
   if (first === undefined) return;
   this.assert.equal(`${first.method} ${first.path.split('?')[0]}`, request, `the first request of client "${name}"`);
@@ -68,21 +69,21 @@ Then('the response status of that connect is {int}', async function (this: SyncW
 });
 
 Then('the next pull of client {string} presents, for {string}, exactly the cursor the connect returned', async function (this: SyncWorld, name: string, scope: string) {
-  const all = await exchangesOf(this, name);
+  const all = await exchangesOf(this, name, { orUserCredential: true });
   const { exchange, response } = await connectOf(this, name);
   const returned = addedScopes(response).find((s) => s.id === scope)?.cursor;
   const pull = all.find((e) => e.seq > exchange.seq && e.endpoint === 'pull');
   this.assert.ok(pull !== undefined, `client "${name}" pulled after its connect`);
-  const pullBody = pull === undefined ? undefined : bodyOf(pull.requestBody);
+  const pullBody = pull === undefined ? undefined : objectBodyOf(pull.requestBody);
   const presented = (pullBody?.scopes as Obj | undefined)?.[scope] as Obj | undefined;
   this.assert.ok(typeof returned === 'string', `the connect returned a cursor for ${scope}`);
   this.assert.equal(presented?.cursor, returned, `the cursor of ${scope} in the first pull after the connect`);
 });
 
 Then('client {string} rebuilt scope {string} from cursor null', async function (this: SyncWorld, name: string, scope: string) {
-  const rebuilds = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'rebuild' && bodyOf(e.requestBody)?.scope === scope);
+  const rebuilds = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'rebuild' && objectBodyOf(e.requestBody)?.scope === scope);
   this.assert.ok(rebuilds.length > 0, `client "${name}" sent a rebuild request for ${scope}`);
-  this.assert.equal(bodyOf(rebuilds[0]?.requestBody ?? Buffer.from(''))?.cursor, null, `the cursor of the first rebuild request for ${scope}`);
+  this.assert.equal(objectBodyOf(rebuilds[0]?.requestBody ?? Buffer.from(''))?.cursor, null, `the cursor of the first rebuild request for ${scope}`);
   const last = rebuilds.at(-1);
   this.assert.equal(last === undefined ? undefined : answerOf(last)?.body?.has_more, false, `the last rebuild page of ${scope} was final`);
 });
@@ -116,7 +117,7 @@ async function installedChecksum(world: SyncWorld, name: string, scope: string):
 }
 
 Then('client {string} installed for {string} the checksum of a terminal pull page, equal to the scope digest the harness codec computes over the seeded rows', async function (this: SyncWorld, name: string, scope: string) {
-  const pulls = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'pull');
+  const pulls = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'pull');
   const terminal = pulls
     .map((e) => answerOf(e)?.body)
     .reverse()
@@ -132,7 +133,7 @@ Then('client {string} installed for {string} the checksum of a terminal pull pag
 });
 
 Then('client {string} installed for {string} the checksum of the final rebuild page', async function (this: SyncWorld, name: string, scope: string) {
-  const rebuilds = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'rebuild' && bodyOf(e.requestBody)?.scope === scope);
+  const rebuilds = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'rebuild' && objectBodyOf(e.requestBody)?.scope === scope);
   const final = rebuilds.map((e) => answerOf(e)?.body).findLast((b) => b?.has_more === false);
   const claimed = (final?.checksum as Obj | undefined)?.digest;
   this.assert.ok(typeof claimed === 'string', `a final rebuild page of ${scope} sent to client "${name}" carried a checksum`);
@@ -142,7 +143,7 @@ Then('client {string} installed for {string} the checksum of the final rebuild p
 });
 
 Then('the proxy recorded no rebuild request for {string} from client {string}', async function (this: SyncWorld, scope: string, name: string) {
-  const rebuilds = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'rebuild' && bodyOf(e.requestBody)?.scope === scope);
+  const rebuilds = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'rebuild' && objectBodyOf(e.requestBody)?.scope === scope);
   this.assert.equal(rebuilds.length, 0, `rebuild requests for ${scope} from client "${name}"`);
 });
 
@@ -154,7 +155,7 @@ Then('client {string} has row {string} of {string} with {string} {int}', async f
 
 Then('every request the proxy recorded from client {string} is one of {string}, {string}, {string} and {string}', async function (this: SyncWorld, name: string, a: string, b: string, c: string, d: string) {
   const allowed = [a, b, c, d];
-  const sent = await exchangesOf(this, name);
+  const sent = await exchangesOf(this, name, { orUserCredential: true });
   this.assert.ok(sent.length > 0, `the proxy recorded requests from client "${name}"`);
   this.assert.equal(
     sent.map((e) => `${e.method} ${e.path.split('?')[0]}`).filter((r) => !allowed.includes(r)),
@@ -166,7 +167,7 @@ Then('every request the proxy recorded from client {string} is one of {string}, 
 
 Then('every one of those requests carries an {string} header', async function (this: SyncWorld, header: string) {
   const name = focus.get(this) ?? 'S';
-  for (const e of await exchangesOf(this, name)) {
+  for (const e of await exchangesOf(this, name, { orUserCredential: true })) {
     const value = e.requestHeaders[header.toLowerCase()];
     this.assert.ok(typeof value === 'string' && value !== '', `request #${e.seq} ${e.path} of client "${name}" carries ${header}`);
   }
@@ -174,7 +175,7 @@ Then('every one of those requests carries an {string} header', async function (t
 
 Then('every one of those requests matches the JSON schema of its endpoint', async function (this: SyncWorld) {
   const name = focus.get(this) ?? 'S';
-  for (const e of await exchangesOf(this, name)) {
+  for (const e of await exchangesOf(this, name, { orUserCredential: true })) {
     const problems = e.violations.filter((v) => v.side === 'request');
     this.assert.equal(problems, [], `schema violations of request #${e.seq} ${e.path} of client "${name}"`);
   }
@@ -186,7 +187,7 @@ Then('the connect of client {string} was answered {int} with error code {string}
 });
 
 Then('the proxy recorded no {string}, {string} or {string} request from client {string}', async function (this: SyncWorld, a: string, b: string, c: string, name: string) {
-  const sent = (await exchangesOf(this, name)).map((e) => e.endpoint);
+  const sent = (await exchangesOf(this, name, { orUserCredential: true })).map((e) => e.endpoint);
   this.assert.ok(sent.length > 0, `the proxy recorded the connect of client "${name}"`);
   this.assert.equal(
     sent.filter((e) => [a, b, c].includes(e)),
@@ -196,9 +197,9 @@ Then('the proxy recorded no {string}, {string} or {string} request from client {
 });
 
 Then('no pull of client {string} names scope {string}', async function (this: SyncWorld, name: string, scope: string) {
-  const pulls = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'pull');
+  const pulls = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'pull');
   for (const e of pulls) {
-    const scopes = (bodyOf(e.requestBody)?.scopes ?? {}) as Obj;
+    const scopes = (objectBodyOf(e.requestBody)?.scopes ?? {}) as Obj;
     this.assert.ok(!(scope in scopes), `pull #${e.seq} of client "${name}" does not name ${scope}`);
   }
   this.assert.ok(true, `client "${name}" sent ${pulls.length} pulls`);
@@ -212,8 +213,8 @@ Then('client {string} no longer has rows {string}, {string} and {string} of {str
 
 Then('the push of client {string} carries an update of {string} with {string} equal to version {string}', async function (this: SyncWorld, name: string, id: string, member: string, label: string) {
   focus.set(this, name);
-  const pushes = (await exchangesOf(this, name)).filter((e) => e.endpoint === 'push');
-  const mutations = pushes.flatMap((e) => ((bodyOf(e.requestBody)?.mutations ?? []) as Obj[]).filter((m) => m.op === 'update' && Object.values((m.pk as Obj | undefined) ?? {})[0] === id));
+  const pushes = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'push');
+  const mutations = pushes.flatMap((e) => ((objectBodyOf(e.requestBody)?.mutations ?? []) as Obj[]).filter((m) => m.op === 'update' && Object.values((m.pk as Obj | undefined) ?? {})[0] === id));
   this.assert.equal(mutations.length, 1, `updates of ${id} pushed by client "${name}"`);
   this.assert.equal(mutations[0]?.[member], labelledVersion(this, label), `"${member}" of the update of ${id} (${label})`);
 });

@@ -7,6 +7,7 @@ import { FaultStage, type StageEndpoint, type StageRule } from '../../../harness
 import type { WireProxy } from '../../../harness/proxy/proxy.ts';
 import { type Exchange, isResponse } from '../../../harness/proxy/records.ts';
 import type { ProcessClient, SyncWorld } from '../world.ts';
+import { exchangesIn } from '../exchanges.ts';
 
 /** The eleven client states and the fifty pairs the adjacency map allows, written out from the state map of the protocol. */
 export const CLIENT_STATES = ['uninitialized', 'local_ready', 'connecting', 'schema_applying', 'ready', 'pushing', 'pulling', 'rebuilding', 'backoff', 'error', 'stopped'] as const;
@@ -111,33 +112,9 @@ export async function stopStage(world: SyncWorld): Promise<void> {
   await state?.stage?.stop();
 }
 
-/** The client id in a request body, if it has one. */
-export function requestClientId(exchange: Exchange): string | undefined {
-  try {
-    const body = JSON.parse(exchange.requestBody.toString('utf8')) as { client_id?: unknown };
-    return typeof body.client_id === 'string' ? body.client_id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: request and response bodies are read member by member
-export function json(buffer: Buffer): any {
-  try {
-    return JSON.parse(buffer.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-/** Requests of one client (by client id) that crossed the proxy, optionally of one endpoint, after `mark` exchanges. */
-export function requestsOf(proxy: WireProxy, clientId: string, options: { endpoint?: string; after?: number } = {}): Exchange[] {
-  return proxy.exchanges.slice(options.after ?? 0).filter((e) => requestClientId(e) === clientId && (options.endpoint === undefined || e.endpoint === options.endpoint));
-}
-
 /** The exchange a failure was applied to, once it happened. */
 export function failedExchange(proxy: WireProxy, failure: ArrangedFailure): Exchange | undefined {
-  return requestsOf(proxy, failure.clientId, { endpoint: failure.endpoint, after: failure.mark })[failure.nth - 1];
+  return exchangesIn(proxy.exchanges, { clientId: failure.clientId, endpoints: [failure.endpoint], from: failure.mark, unfinished: true })[failure.nth - 1];
 }
 
 /** The earliest instant the client can have learnt of the failure. */

@@ -6,14 +6,15 @@
  */
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import type { SyncWorld } from '../world.ts';
-import { deliveredStatus, failedExchange, json, lastFailure, requestsOf } from './observe.ts';
+import { deliveredStatus, failedExchange, lastFailure } from './observe.ts';
+import { type Body, bodyOf, exchangesIn } from '../exchanges.ts';
 
 export function rebuildsOf(exchanges: Exchange[], scope: string): Exchange[] {
-  return exchanges.filter((e) => e.endpoint === 'rebuild' && json(e.requestBody)?.scope === scope);
+  return exchanges.filter((e) => e.endpoint === 'rebuild' && bodyOf(e.requestBody)?.scope === scope);
 }
 
-export function answerOf(exchange: Exchange): ReturnType<typeof json> {
-  return deliveredStatus(exchange) === 200 ? json((exchange.delivered as { body: Buffer }).body) : undefined;
+export function answerOf(exchange: Exchange): Body {
+  return deliveredStatus(exchange) === 200 ? bodyOf((exchange.delivered as { body: Buffer }).body) : undefined;
 }
 
 export async function localKeys(world: SyncWorld, name: string, table: string): Promise<string[]> {
@@ -29,9 +30,9 @@ export async function checkRestart(world: SyncWorld, name: string, scope: string
   const proxy = await world.proxy();
   const failed = failedExchange(proxy, failure);
   world.assert.ok(failed !== undefined && deliveredStatus(failed) === 409, 'the rebuild request to be refused with 409 was never sent');
-  const next = rebuildsOf(requestsOf(proxy, failure.clientId, { after: failed.seq }), scope)[0];
+  const next = rebuildsOf(exchangesIn(proxy.exchanges, { clientId: failure.clientId, from: failed.seq, unfinished: true }), scope)[0];
   world.assert.ok(next !== undefined, `client "${name}" sent no rebuild request for ${scope} after the 409`);
-  const request = json(next.requestBody);
+  const request = bodyOf(next.requestBody);
   world.assert.equal(request.cursor, null, 'cursor of the first rebuild request after the 409');
-  world.assert.notEqual(request.rebuild_id, json(failed.requestBody).rebuild_id, 'rebuild_id of the first rebuild request after the 409');
+  world.assert.notEqual(request.rebuild_id, bodyOf(failed.requestBody).rebuild_id, 'rebuild_id of the first rebuild request after the 409');
 }

@@ -7,7 +7,8 @@
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import type { SyncWorld } from '../world.ts';
 import { clientExchanges, integrity, scopeState } from './context.ts';
-import { deliveredOf, type Obj, parsePlain, requestOf } from './oracle.ts';
+import { type Obj, requestOf } from './oracle.ts';
+import { bodyOf, deliveredOf } from '../exchanges.ts';
 
 /** The cursor the client presented for `scopeId` in its last pull request (null when it presented none). */
 async function lastPresented(world: SyncWorld, name: string, scopeId: string): Promise<string | null> {
@@ -30,5 +31,5 @@ export async function assertCursorUnchanged(world: SyncWorld, name: string, scop
 /** The JSON body a client was given in an exchange, when it was a 200. */
 export function given(e: Exchange): Obj | undefined {
   const answer = deliveredOf(e);
-  return answer?.status === 200 ? (parsePlain(answer.body) as Obj | undefined) : undefined;
+  return answer?.status === 200 ? (bodyOf(answer.body) as Obj | undefined) : undefined;
 }

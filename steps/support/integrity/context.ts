@@ -6,7 +6,8 @@
  */
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import type { SyncWorld } from '../world.ts';
-import { exchangesOf, type Manifest, manifestsSeen, type Obj, type RowMessage } from './oracle.ts';
+import { type Manifest, manifestsSeen, type Obj, type RowMessage } from './oracle.ts';
+import { clientIdOf, exchangesIn } from '../exchanges.ts';
 
 export interface IntegrityState {
   /** The row-bearing message the last "the pull response change ..." step found. */
@@ -43,11 +44,6 @@ export function integrity(world: SyncWorld): IntegrityState {
 }
 
 /** The client ID the named client presents on the wire. */
-export async function clientIdOf(world: SyncWorld, name: string): Promise<string> {
-  if (world.isProcess(name)) return (await world.process(name)).clientId;
-  return world.wire(name).clientId;
-}
-
 export async function exchanges(world: SyncWorld): Promise<Exchange[]> {
   return (await world.proxy()).exchanges;
 }
@@ -86,7 +82,7 @@ export async function scopeState(world: SyncWorld, name: string, scopeId: string
 /** The exchanges of one endpoint by the named client, recorded after index `from`. */
 export async function clientExchanges(world: SyncWorld, name: string, endpoint: Exchange['endpoint'], from = 0): Promise<Exchange[]> {
   const all = await exchanges(world);
-  return exchangesOf(all.slice(from), endpoint, await clientIdOf(world, name));
+  return exchangesIn(all, { from, endpoints: [endpoint], clientId: await clientIdOf(world, name) });
 }
 
 /** Remembers where the scenario stood when a tamper for `name` was armed. */

@@ -6,7 +6,8 @@
  * the implementation computed; it only reads what crossed the wire.
  */
 import { checksumObject, compareBytes, digestRow, fromHex, isJsonObject, type JsonValue, parseJsonBytes, RawNumber, readChecksumObject, readTableShape, ScopeDigestBuilder, type TableShape, toHex } from '../../../harness/codec/index.ts';
-import { type Exchange, isResponse, type RecordedResponse } from '../../../harness/proxy/records.ts';
+import type { Exchange } from '../../../harness/proxy/records.ts';
+import { bodyOf, upstreamOf } from '../exchanges.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -33,30 +34,11 @@ export function parseStrict(body: Uint8Array): JsonValue | undefined {
   }
 }
 
-/** Plain JSON parse (numbers as binary64), for reading shapes. */
-export function parsePlain(body: Uint8Array): unknown {
-  try {
-    return JSON.parse(Buffer.from(body).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 function asManifest(value: unknown): Manifest | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const m = value as Obj;
   if (typeof m.schema_hash !== 'string' || !Array.isArray(m.tables)) return undefined;
   return m as unknown as Manifest;
-}
-
-/** The server's answer as it left the server (before any proxy rewrite). */
-export function upstreamOf(exchange: Exchange): RecordedResponse | undefined {
-  return exchange.upstream[exchange.upstream.length - 1];
-}
-
-/** What the client was given (after any proxy rewrite). */
-export function deliveredOf(exchange: Exchange): RecordedResponse | undefined {
-  return isResponse(exchange.delivered) ? exchange.delivered : undefined;
 }
 
 /** Every manifest the server sent in this scenario, by schema hash. */
@@ -65,7 +47,7 @@ export function manifestsSeen(exchanges: readonly Exchange[]): Map<string, Manif
   for (const e of exchanges) {
     const answer = upstreamOf(e);
     if (answer === undefined || answer.status !== 200) continue;
-    const body = parsePlain(answer.body) as Obj | undefined;
+    const body = bodyOf(answer.body) as Obj | undefined;
     if (body === undefined) continue;
     const candidate = e.endpoint === 'connect' ? asManifest(body.schema_definition) : e.endpoint === 'schema' ? asManifest(body.manifest) : undefined;
     if (candidate !== undefined) out.set(candidate.schema_hash, candidate);
@@ -166,19 +148,9 @@ export function hexChecksum(digest: Uint8Array): ReturnType<typeof checksumObjec
   return checksumObject(digest);
 }
 
-/** The exchanges of one endpoint sent by one client (matched on the request's `client_id`). */
-export function exchangesOf(exchanges: readonly Exchange[], endpoint: Exchange['endpoint'], clientId?: string): Exchange[] {
-  return exchanges.filter((e) => {
-    if (e.endpoint !== endpoint || !e.done) return false;
-    if (clientId === undefined) return true;
-    const request = parsePlain(e.requestBody) as Obj | undefined;
-    return request?.client_id === clientId;
-  });
-}
-
 /** Request body of the exchange, plain-parsed. */
 export function requestOf(e: Exchange): Obj {
-  return (parsePlain(e.requestBody) ?? {}) as Obj;
+  return (bodyOf(e.requestBody) ?? {}) as Obj;
 }
 
 /** A 200 body the server sent, strict-parsed (number text kept), or undefined. */

@@ -8,8 +8,9 @@ import type { FaultRule } from '../../../harness/proxy/faults.ts';
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import type { SyncWorld } from '../world.ts';
 import { markArmed } from './context.ts';
-import { deliveredOf, type Manifest, manifestsSeen, type Obj, parsePlain, plainKey, tableById } from './oracle.ts';
+import { type Manifest, manifestsSeen, type Obj, plainKey, tableById } from './oracle.ts';
 import { applyEdit, recomputeLeniently, type Target } from './tamper.ts';
+import { bodyOf, deliveredOf } from '../exchanges.ts';
 
 /** The client ID the named client will present, known even before its process is opened. */
 export function expectedClientId(world: SyncWorld, name: string): () => string {
@@ -43,10 +44,10 @@ function heldBefore(exchanges: readonly Exchange[], clientId: string): { version
   const digests = new Map<string, Obj>();
   for (const e of exchanges) {
     if (!e.done || (e.endpoint !== 'pull' && e.endpoint !== 'rebuild')) continue;
-    if ((parsePlain(e.requestBody) as Obj | undefined)?.client_id !== clientId) continue;
+    if ((bodyOf(e.requestBody) as Obj | undefined)?.client_id !== clientId) continue;
     const answer = deliveredOf(e);
     if (answer === undefined || answer.status !== 200) continue;
-    const body = parsePlain(answer.body) as Obj | undefined;
+    const body = bodyOf(answer.body) as Obj | undefined;
     const items = ((e.endpoint === 'pull' ? body?.changes : body?.records) ?? []) as Obj[];
     for (const item of items) {
       if (typeof item.server_version === 'string') versions.set(keyOf(item), item.server_version);
@@ -57,7 +58,7 @@ function heldBefore(exchanges: readonly Exchange[], clientId: string): { version
 }
 
 export function requestHash(exchange: Exchange): string {
-  return String(((parsePlain(exchange.requestBody) as Obj | undefined)?.schema as Obj | undefined)?.hash);
+  return String(((bodyOf(exchange.requestBody) as Obj | undefined)?.schema as Obj | undefined)?.hash);
 }
 
 export async function armRowEdit(world: SyncWorld, name: string, endpoint: 'pull' | 'rebuild', edit: string, key: string, mode: 'keep' | 'lenient' | 'none'): Promise<void> {

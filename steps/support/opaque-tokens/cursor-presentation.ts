@@ -5,7 +5,8 @@
  * then compare what it sent back with what it was given, octet for octet.
  */
 import type { SyncWorld } from '../world.ts';
-import { exchangesOf } from './tokens.ts';
+import { exchangesOf } from '../exchanges.ts';
+import { withRequests } from './tokens.ts';
 
 /** A table cell or step argument holding a JSON string literal. */
 export function literal(text: string): string {
@@ -16,7 +17,7 @@ export function literal(text: string): string {
 
 /** The cursor client `name` presented for `scope` in its last pull request (undefined when absent or null). */
 export async function lastPresented(world: SyncWorld, name: string, scope: string): Promise<{ value: unknown; seq: number }> {
-  const pulls = await exchangesOf(world, name, 'pull');
+  const pulls = withRequests(await exchangesOf(world, name, { endpoints: ['pull'] }));
   const last = pulls[pulls.length - 1];
   if (!last) throw new Error(`client "${name}" sent no pull request`);
   return { value: last.request?.scopes?.[scope]?.cursor, seq: last.exchange.seq };

@@ -5,26 +5,8 @@
  */
 import { AliasRelay } from '../../../harness/proxy/alias-relay.ts';
 import { type Exchange, isResponse } from '../../../harness/proxy/records.ts';
+import { type Body, bodyOf } from '../exchanges.ts';
 import type { SyncWorld } from '../world.ts';
-
-/** The client ID a named client uses on the wire, in whichever form the scenario drives it. */
-export async function clientIdOf(world: SyncWorld, name: string): Promise<string> {
-  if (world.isProcess(name)) return (await world.process(name)).clientId;
-  return world.wire(name).clientId;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: request bodies are read member by member
-export type Body = any;
-
-/** Parsed JSON of a recorded body, or undefined. */
-export function bodyOf(bytes: Buffer | undefined): Body {
-  if (bytes === undefined || bytes.length === 0) return undefined;
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
 
 /** What the client was given for an exchange (undefined when it got no response). */
 export function deliveredBody(exchange: Exchange): { status: number; body: Body; bytes: Buffer } | undefined {
@@ -33,14 +15,9 @@ export function deliveredBody(exchange: Exchange): { status: number; body: Body;
   return { status: delivered.status, body: bodyOf(delivered.body), bytes: delivered.body };
 }
 
-/** Completed exchanges of one client on one endpoint, in order, with their parsed request. */
-export async function exchangesOf(world: SyncWorld, name: string, endpoint: Exchange['endpoint']): Promise<{ exchange: Exchange; request: Body }[]> {
-  const clientId = await clientIdOf(world, name);
-  const proxy = await world.proxy();
-  return proxy.exchanges
-    .filter((e) => e.endpoint === endpoint && e.done)
-    .map((exchange) => ({ exchange, request: bodyOf(exchange.requestBody) }))
-    .filter((e) => e.request?.client_id === clientId);
+/** Exchanges paired with their parsed request, for steps that read both. */
+export function withRequests(exchanges: readonly Exchange[]): { exchange: Exchange; request: Body }[] {
+  return exchanges.map((exchange) => ({ exchange, request: bodyOf(exchange.requestBody) }));
 }
 
 export const relays = new WeakMap<SyncWorld, AliasRelay>();

@@ -14,37 +14,6 @@ export const SCOPED = { tags: '@SYNC-PROTO-010 or @SYNC-STATE-005' };
 
 export const SYNC_STEP = /^client "([^"]+)" syncs$/;
 
-/** The client id a named client uses on the wire, whichever form it takes. */
-export async function clientIdOf(world: SyncWorld, name: string): Promise<string> {
-  if (world.isProcess(name)) return (await world.process(name)).clientId;
-  return world.wire(name).clientId;
-}
-
-export function requestJson(exchange: Exchange): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(exchange.requestBody.toString('utf8')) as unknown;
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function responseJson(exchange: Exchange): Record<string, unknown> | undefined {
-  if (!isResponse(exchange.delivered)) return undefined;
-  try {
-    return JSON.parse(exchange.delivered.body.toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The exchanges client `name` sent, in order, optionally only from index `from` to index `to`. */
-export async function exchangesOf(world: SyncWorld, name: string, from = 0, to?: number): Promise<Exchange[]> {
-  const id = await clientIdOf(world, name);
-  const proxy = await world.proxy();
-  return proxy.exchanges.slice(from, to).filter((e) => requestJson(e)?.client_id === id);
-}
-
 /** The last sync step of client `name` that ran, or the last `count` of them. */
 export function lastSyncs(world: SyncWorld, name: string, count = 1): SyncRecord[] {
   const runs = stateOf(world).syncs.filter((s) => s.client === name && s.to !== -1);

@@ -5,7 +5,8 @@
  * serve the harness's own protocol clients and client adapter processes.
  */
 import type { WireProxy } from '../../../harness/proxy/proxy.ts';
-import { type Exchange, isResponse } from '../../../harness/proxy/records.ts';
+import type { Exchange } from '../../../harness/proxy/records.ts';
+import { bodyOf, deliveredOf, exchangesIn } from '../exchanges.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: wire bodies are inspected member by member
 export type Loose = any;
@@ -19,25 +20,14 @@ export interface ClientExchange {
   response: Loose;
 }
 
-function parse(body: Buffer): Loose {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 /** Every completed protocol exchange whose request names `clientId`, in the order they reached the proxy. */
-export function exchangesOf(proxy: WireProxy, clientId: string): ClientExchange[] {
-  const out: ClientExchange[] = [];
-  for (const exchange of proxy.exchanges) {
-    if (!exchange.done || exchange.endpoint === 'other') continue;
-    const request = parse(exchange.requestBody);
-    if (request?.client_id !== clientId) continue;
-    const delivered = isResponse(exchange.delivered) ? exchange.delivered : undefined;
-    out.push({ seq: exchange.seq, endpoint: exchange.endpoint, request, status: delivered?.status, response: delivered ? parse(delivered.body) : undefined });
-  }
-  return out;
+export function exchangeSummaries(proxy: WireProxy, clientId: string): ClientExchange[] {
+  return exchangesIn(proxy.exchanges, { clientId })
+    .filter((exchange) => exchange.endpoint !== 'other')
+    .map((exchange) => {
+      const delivered = deliveredOf(exchange);
+      return { seq: exchange.seq, endpoint: exchange.endpoint, request: bodyOf(exchange.requestBody), status: delivered?.status, response: bodyOf(delivered?.body) };
+    });
 }
 
 /** The scope delta a successful connect or pull answer carries, or undefined for any other exchange. */

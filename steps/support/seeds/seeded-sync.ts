@@ -6,36 +6,13 @@
  * rebuild protocol.
  */
 import { type Exchange, isResponse } from '../../../harness/proxy/records.ts';
+import { exchangesOf, objectBodyOf } from '../exchanges.ts';
 import type { SyncWorld } from '../world.ts';
 
 export type Obj = Record<string, unknown>;
 
-export function bodyOf(buffer: Buffer): Obj | undefined {
-  try {
-    const value = JSON.parse(buffer.toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Obj) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function answerOf(e: Exchange): { status: number; body: Obj | undefined } | undefined {
-  return isResponse(e.delivered) ? { status: e.delivered.status, body: bodyOf(e.delivered.body) } : undefined;
-}
-
-/**
- * Every exchange process client `name` sent, in order: matched on the request's `client_id`, or on its user's
- * credential for a request whose body names no client (the seed scenarios give that user no other client).
- */
-export async function exchangesOf(world: SyncWorld, name: string): Promise<Exchange[]> {
-  // The harness's own protocol client is matched the same way as an adapter process.
-  const { clientId, userId } = world.isProcess(name) ? await world.process(name) : world.wire(name);
-  const bearer = `Bearer ${await (await world.server()).token(userId)}`;
-  return (await world.proxy()).exchanges.filter((e) => {
-    if (!e.done) return false;
-    const body = bodyOf(e.requestBody);
-    return body?.client_id === clientId || (body?.client_id === undefined && e.requestHeaders.authorization === bearer);
-  });
+  return isResponse(e.delivered) ? { status: e.delivered.status, body: objectBodyOf(e.delivered.body) } : undefined;
 }
 
 /** Per scenario: the client whose connect the "that connect" steps talk about. */
@@ -45,11 +22,11 @@ export async function connectOf(world: SyncWorld, name?: string): Promise<{ exch
   const who = name ?? focus.get(world) ?? [...world.clients.keys()].find((c) => c === 'S');
   if (who === undefined) throw new Error('no seeded client has connected in this scenario');
   focus.set(world, who);
-  const exchange = (await exchangesOf(world, who)).find((e) => e.endpoint === 'connect');
+  const exchange = (await exchangesOf(world, who, { orUserCredential: true })).find((e) => e.endpoint === 'connect');
   if (exchange === undefined) throw new Error(`client "${who}" sent no connect request`);
   const answer = answerOf(exchange);
   if (answer === undefined) throw new Error(`the connect of client "${who}" got no response`);
-  return { exchange, request: bodyOf(exchange.requestBody) ?? {}, status: answer.status, response: answer.body };
+  return { exchange, request: objectBodyOf(exchange.requestBody) ?? {}, status: answer.status, response: answer.body };
 }
 
 export function addedScopes(response: Obj | undefined): { id: string; cursor: unknown }[] {

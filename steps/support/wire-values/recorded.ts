@@ -4,7 +4,8 @@
  * the number tokens of a body with their exact spelling.
  */
 import { isJsonObject, type JsonValue, parseJsonBytes, RawNumber } from '../../../harness/codec/index.ts';
-import type { Exchange, RecordedResponse } from '../../../harness/proxy/records.ts';
+import type { Exchange } from '../../../harness/proxy/records.ts';
+import { bodyOf, upstreamOf } from '../exchanges.ts';
 import type { SyncWorld } from '../world.ts';
 
 export type Obj = Record<string, unknown>;
@@ -16,33 +17,8 @@ export interface ManifestTable {
   fields: { field_id: string; name: string; type: string; nullable?: boolean }[];
 }
 
-export function parsed(body: Uint8Array): unknown {
-  try {
-    return JSON.parse(Buffer.from(body).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-/** The server's own answer (the last one when the request was delivered twice). */
-export function upstreamOf(exchange: Exchange): RecordedResponse | undefined {
-  return exchange.upstream[exchange.upstream.length - 1];
-}
-
 export async function exchanges(world: SyncWorld): Promise<readonly Exchange[]> {
   return (await world.proxy()).exchanges.filter((e) => e.done);
-}
-
-/** The client id client `name` uses on the wire, whichever form it takes. */
-export async function clientIdOf(world: SyncWorld, name: string): Promise<string> {
-  if (world.isProcess(name)) return (await world.process(name)).clientId;
-  return world.wire(name).clientId;
-}
-
-/** Exchanges of client `name` (matched on the request's client_id), optionally of some endpoints only. */
-export async function exchangesOf(world: SyncWorld, name: string, endpoints?: readonly string[]): Promise<Exchange[]> {
-  const id = await clientIdOf(world, name);
-  return (await exchanges(world)).filter((e) => (endpoints === undefined || endpoints.includes(e.endpoint)) && (parsed(e.requestBody) as Obj | undefined)?.client_id === id);
 }
 
 /** Every table of every manifest the server published in the scenario, by table id. */
@@ -51,7 +27,7 @@ export async function manifestTables(world: SyncWorld): Promise<Map<string, Mani
   for (const e of await exchanges(world)) {
     const answer = upstreamOf(e);
     if (answer?.status !== 200) continue;
-    const body = parsed(answer.body) as Obj | undefined;
+    const body = bodyOf(answer.body) as Obj | undefined;
     const manifest = (e.endpoint === 'connect' ? body?.schema_definition : e.endpoint === 'schema' ? body?.manifest : undefined) as { tables?: ManifestTable[] } | undefined;
     for (const table of manifest?.tables ?? []) out.set(table.table_id, table);
   }

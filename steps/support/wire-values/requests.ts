@@ -7,7 +7,7 @@
  * answer is judged.
  */
 import { randomUUID } from 'node:crypto';
-import { RawJson, removePointer, serializeJson, setPointer } from '../../../harness/proxy/rewrite.ts';
+import { RawJson, removePointer, serializeJson, setPointer, readJsonText } from '../../../harness/proxy/rewrite.ts';
 import { checkBytes, type WireKind } from '../../../harness/wire/index.ts';
 import type { Reply } from '../reply.ts';
 import { namedNumber } from '../values.ts';
@@ -22,23 +22,14 @@ export type RequestEndpoint = 'connect' | 'push' | 'pull' | 'rebuild';
 /** One edit of a request body: set a member to a value, or remove it. */
 export type Edit = { pointer: string; value: unknown } | { pointer: string; remove: true };
 
-/** The value pattern a step accepts after "set to": JSON text or a noted name (V, V + 1). */
-export const VALUE = String.raw`(null|true|false|-?[0-9][^ ]*|"(?:[^"\\]|\\.)*"|\{.*\}|\[.*\]|[A-Z](?: [+-] [0-9]+)?)`;
-
 /** A step's value text as what goes on the wire: strings and literals as such, numbers verbatim, V + 1 resolved. */
 export function stepValue(world: SyncWorld, text: string): unknown {
   const named = namedNumber(text, world.noted);
   if (named !== undefined) return named;
-  const trimmed = text.trim();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(trimmed);
-  } catch {
-    throw new Error(`${text} is not a JSON value (quote strings: "text")`);
-  }
-  if (typeof parsed === 'number') return new RawJson(trimmed);
+  const { value, trimmed } = readJsonText(text);
+  if (typeof value === 'number') return new RawJson(trimmed);
   // Objects and arrays are re-serialized by serializeJson; their own numbers are plain JSON.
-  return parsed;
+  return value;
 }
 
 /** A value that fits each column of the table, for an insert nobody cares about beyond its validity. */

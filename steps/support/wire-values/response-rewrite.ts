@@ -13,7 +13,8 @@ import type { WireProxy } from '../../../harness/proxy/proxy.ts';
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import { getPointer, pointerTokens, RawJson, setPointer } from '../../../harness/proxy/rewrite.ts';
 import type { Endpoint } from '../../../harness/proxy/routes.ts';
-import { type ManifestTable, type Obj, parsed, upstreamOf } from './recorded.ts';
+import type { ManifestTable, Obj } from './recorded.ts';
+import { bodyOf, upstreamOf } from '../exchanges.ts';
 
 const ROW_MEMBERS = new Set(['row', 'server_row']);
 
@@ -25,7 +26,7 @@ function publishedTables(proxy: WireProxy): Map<string, ManifestTable> {
   for (const e of proxy.exchanges) {
     const answer = upstreamOf(e);
     if (answer?.status !== 200) continue;
-    const body = parsed(answer.body) as Obj | undefined;
+    const body = bodyOf(answer.body) as Obj | undefined;
     const manifest = (e.endpoint === 'connect' ? body?.schema_definition : e.endpoint === 'schema' ? body?.manifest : undefined) as { tables?: ManifestTable[] } | undefined;
     for (const table of manifest?.tables ?? []) out.set(table.table_id, table);
   }
@@ -83,7 +84,7 @@ export function recomputeRowChecksum(json: unknown, messagePointer: string, rowM
 function boundSchemaHash(message: Obj, exchange: Exchange): string {
   const outcomeSchema = message.outcome_schema as { hash?: string } | undefined;
   if (typeof outcomeSchema?.hash === 'string') return outcomeSchema.hash;
-  const request = parsed(exchange.requestBody) as { schema?: { hash?: string } } | undefined;
+  const request = bodyOf(exchange.requestBody) as { schema?: { hash?: string } } | undefined;
   if (typeof request?.schema?.hash !== 'string') throw new Error('the request carries no schema hash to bind the row checksum to');
   return request.schema.hash;
 }
