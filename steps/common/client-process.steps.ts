@@ -11,7 +11,6 @@ import { given } from '../support/integrity/client-state.ts';
 import { clientExchanges, integrity } from '../support/integrity/context.ts';
 import { type Manifest, manifestsSeen, type Obj, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
-import { openWindow } from '../support/scopes/client-sync.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
 
@@ -71,7 +70,7 @@ When('the harness kills client {string} and restarts it on the same database', a
 });
 
 When('client {string} syncs', async function (this: SyncWorld, name: string) {
-  await this.syncProcess(name);
+  await this.inSyncWindow(name, 'syncs', () => this.syncProcess(name));
 });
 
 async function syncedIdle(world: SyncWorld, name: string): Promise<void> {
@@ -82,11 +81,11 @@ async function syncedIdle(world: SyncWorld, name: string): Promise<void> {
 
 Given('client {string} of user {string} has synced', async function (this: SyncWorld, name: string, user: string) {
   this.clientUsers.set(name, user);
-  await syncedIdle(this, name);
+  await this.inSyncWindow(name, 'has synced', () => syncedIdle(this, name));
 });
 
 Given('client {string} has synced', async function (this: SyncWorld, name: string) {
-  await syncedIdle(this, name);
+  await this.inSyncWindow(name, 'has synced', () => syncedIdle(this, name));
 });
 
 When('client {string} executes SQL:', async function (this: SyncWorld, name: string, sql: string) {
@@ -185,9 +184,7 @@ processPhrase(/^client "([^"]+)" of user "[^"]+" (?:syncs|starts syncing) for th
 When('client {string} of user {string} syncs for the first time', async function (this: SyncWorld, name: string, user: string) {
   this.clientUsers.set(name, user);
   await this.process(name);
-  const window = await openWindow(this, name);
-  await this.syncProcess(name);
-  window.to = (await this.proxy()).exchanges.length;
+  await this.inSyncWindow(name, 'first time', () => this.syncProcess(name));
 });
 
 When('client {string} has pushed an update of product {string} setting {string} to {int}', async function (this: SyncWorld, name: string, id: string, column: string, value: number) {

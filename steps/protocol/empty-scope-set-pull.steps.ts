@@ -7,7 +7,7 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { member } from '../support/reply.ts';
-import { openWindow, reportedScopes } from '../support/scopes/client-sync.ts';
+import { reportedScopes } from '../support/scopes/client-sync.ts';
 import { type ClientExchange, exchangeSummaries } from '../support/scopes/exchanges.ts';
 import { scopesState } from '../support/scopes/state.ts';
 import { expectedValue } from '../support/values.ts';
@@ -26,10 +26,9 @@ processPhrase(/^the proxy (?:will hold the next connect response to|has received
 When('client {string} of user {string} starts syncing for the first time', async function (this: SyncWorld, name: string, user: string) {
   this.clientUsers.set(name, user);
   await this.process(name);
-  const window = await openWindow(this, name);
-  const proxy = await this.proxy();
-  const running = this.syncProcess(name).then((result) => {
-    window.to = proxy.exchanges.length;
+  const window = await this.openSyncWindow(name, 'first time');
+  const running = this.syncProcess(name).then(async (result) => {
+    await this.closeSyncWindow(window);
     return result;
   });
   scopesState(this).started.set(name, running);
@@ -50,7 +49,7 @@ When('the proxy has received the connect response for client {string}', async fu
 
 /** The exchanges of the last sync window of process client `name`. */
 async function lastWindow(world: SyncWorld, name: string, back = 0): Promise<ClientExchange[]> {
-  const windows = scopesState(world).windows.filter((w) => w.client === name);
+  const windows = world.syncWindows.filter((w) => w.client === name);
   const window = windows[windows.length - 1 - back];
   if (!window) throw new Error(`client "${name}" has no ${back === 0 ? '' : 'earlier '}sync recorded in this scenario`);
   if (window.to === undefined) throw new Error(`the sync of client "${name}" has not ended`);
@@ -76,7 +75,7 @@ Then(/^the pull request client "([^"]+)" sent has "([^"]+)" equal to (.+)$/, asy
 });
 
 Then(/^the pull response has "([^"]+)" false and "([^"]+)" equal to (.+)$/, async function (this: SyncWorld, flag: string, pointer: string, expected: string) {
-  const name = scopesState(this).windows.at(-1)?.client;
+  const name = this.syncWindows.at(-1)?.client;
   if (name === undefined) throw new Error('no sync was recorded in this scenario');
   const pull = firstPull(await lastWindow(this, name), name);
   this.assert.equal(pull.status, 200, `the pull was answered ${pull.status}`);
@@ -96,7 +95,7 @@ Then(/^each of the last two syncs of client "([^"]+)" sent exactly one pull requ
 });
 
 Then(/^the first pull (request|response) of that sync has "([^"]+)" equal to (.+)$/, async function (this: SyncWorld, side: string, pointer: string, expected: string) {
-  const name = scopesState(this).windows.at(-1)?.client;
+  const name = this.syncWindows.at(-1)?.client;
   if (name === undefined) throw new Error('no sync was recorded in this scenario');
   const pull = firstPull(await lastWindow(this, name), name);
   const body = side === 'request' ? pull.request : pull.response;

@@ -112,7 +112,7 @@ Then('the versions reported to client {string} never decreased', function (this:
 });
 
 function theseResponses(world: SyncWorld): Reply[] {
-  const from = scopesState(world).repliesBeforeAction;
+  const from = world.repliesBeforeAction;
   if (from === undefined) throw new Error('the scenario has not reached an action step');
   const replies = world.replies.slice(from);
   if (replies.length === 0) throw new Error('no response was recorded since the first action');

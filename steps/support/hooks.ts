@@ -8,7 +8,7 @@
  * killed and its state removed; wire violations seen by the proxy and client
  * protocol breaches fail it, with the client's captured output.
  */
-import { After, AfterAll, AfterStep, Before, BeforeStep } from '@cucumber/cucumber';
+import { After, AfterAll, Before, BeforeStep } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
@@ -16,15 +16,14 @@ import { assertionsEvidence, notApplicableEvidence, undeterminedEvidence } from 
 import { scenarioKey } from '../../harness/run/incomplete.ts';
 import { stopStage } from './client-lifecycle/observe.ts';
 import { relays } from './opaque-tokens/tokens.ts';
-import { stateOf } from './schema-and-versions/state.ts';
-import { SCOPED, SYNC_STEP } from './schema-and-versions/traffic.ts';
-import { CORE_SYNC } from './scopes/client-sync.ts';
-import { scopesState } from './scopes/state.ts';
 import { snapshotServerState } from './server-state.ts';
 import { type Snapshot, snapshotOf, snapshots, UNCHANGED } from './wire-values/client-state.ts';
 import type { SyncWorld } from './world.ts';
 import './world.ts';
 
+// Every hook of the step library is in this file. After hooks run in the
+// reverse of the order they are declared here: the scenario's own teardown
+// (the last After below) first, then the alias relay, then the fault stage.
 After(async function (this: SyncWorld) {
   await stopStage(this);
 });
@@ -35,40 +34,6 @@ After(async function (this: SyncWorld) {
   relays.delete(this);
   await relay.stop();
   if (relay.notes.length > 0) throw new Error(`the alias relay could not keep the client's view consistent:\n- ${relay.notes.join('\n- ')}`);
-});
-
-BeforeStep(SCOPED, async function (this: SyncWorld, { pickleStep }) {
-  const name = SYNC_STEP.exec(pickleStep.text)?.[1];
-  if (name === undefined) return;
-  const proxy = await this.proxy();
-  stateOf(this).syncs.push({ client: name, from: proxy.exchanges.length, to: -1, result: undefined });
-});
-
-AfterStep(SCOPED, async function (this: SyncWorld, { pickleStep }) {
-  const name = SYNC_STEP.exec(pickleStep.text)?.[1];
-  if (name === undefined) return;
-  const record = stateOf(this).syncs.findLast((s) => s.client === name && s.to === -1);
-  if (record === undefined) return;
-  record.to = (await this.proxy()).exchanges.length;
-  record.result = this.lastSync.get(name);
-});
-
-BeforeStep({ tags: '@SYNC-PROTO-005 or @SYNC-PROTO-007' }, async function (this: SyncWorld, { pickleStep }) {
-  const name = CORE_SYNC.exec(pickleStep.text)?.[1];
-  if (name !== undefined) scopesState(this).windows.push({ client: name, from: (await this.proxy()).exchanges.length, to: undefined });
-});
-
-AfterStep({ tags: '@SYNC-PROTO-005 or @SYNC-PROTO-007' }, async function (this: SyncWorld, { pickleStep }) {
-  const name = CORE_SYNC.exec(pickleStep.text)?.[1];
-  if (name === undefined) return;
-  const open = [...scopesState(this).windows].reverse().find((w) => w.client === name && w.to === undefined);
-  if (open) open.to = (await this.proxy()).exchanges.length;
-});
-
-// Where "these responses" start: the replies recorded before the scenario's first action.
-BeforeStep({ tags: '@SYNC-PROTO-006 or @SYNC-PROTO-009' }, function (this: SyncWorld, { pickleStep }) {
-  const state = scopesState(this);
-  if (pickleStep.type === 'Action' && state.repliesBeforeAction === undefined) state.repliesBeforeAction = this.replies.length;
 });
 
 /** Why the scenario cannot run at all, or undefined. */
@@ -118,6 +83,8 @@ const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"
 const SNAPSHOT_STEP = /^no durable state changed on the server$/;
 
 BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
+  // "These responses" are the replies recorded from the scenario's first action on.
+  if (pickleStep.type === 'Action' && this.repliesBeforeAction === undefined) this.repliesBeforeAction = this.replies.length;
   if (this.model.pending && !DECLARATION.some((pattern) => pattern.test(pickleStep.text))) await this.readyServer();
   // "No durable state changed" compares against the state right before the scenario's first action.
   if (pickleStep.type === 'Action' && this.serverSnapshot === undefined && pickle.steps.some((step) => SNAPSHOT_STEP.test(step.text))) {

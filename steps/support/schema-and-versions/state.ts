@@ -1,20 +1,10 @@
 /**
  * What the schema and version steps remember within one scenario: noted
  * manifests, the outcome of provisioning a minimum client version, marks in
- * the proxy's exchange log (where a sync or an application call began) and
- * the outcome of every sync a step ran.
+ * the proxy's exchange log (where an application call began).
  */
 import type { SchemaManifest } from '../../../harness/wire/index.ts';
-import type { SyncResult, SyncWorld } from '../world.ts';
-
-export interface SyncRecord {
-  client: string;
-  /** Exchanges before this index happened before the sync started. */
-  from: number;
-  /** Exchanges from this index on happened after it ended. */
-  to: number;
-  result: SyncResult | undefined;
-}
+import type { SyncWorld } from '../world.ts';
 
 export interface VersionProbe {
   version: unknown;
@@ -26,7 +16,6 @@ export interface SchemaStepsState {
   manifests: Map<string, SchemaManifest>;
   /** Set once a step tried to provision a minimum client version. */
   minimum?: { version: string; error?: Error };
-  syncs: SyncRecord[];
   /** Where the last application call a step made began, per client. */
   callMarks: Map<string, number>;
   /** The installed schema and generation a client reported before an explicit reset. */
@@ -40,7 +29,7 @@ const states = new WeakMap<SyncWorld, SchemaStepsState>();
 export function stateOf(world: SyncWorld): SchemaStepsState {
   let state = states.get(world);
   if (state === undefined) {
-    state = { manifests: new Map(), syncs: [], callMarks: new Map(), beforeReset: new Map() };
+    state = { manifests: new Map(), callMarks: new Map(), beforeReset: new Map() };
     states.set(world, state);
   }
   return state;

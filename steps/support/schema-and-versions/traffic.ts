@@ -1,22 +1,17 @@
 /**
  * A named client's own traffic in the proxy's exchange log. Every sync
  * request carries `client_id`, so a client's requests are the exchanges whose
- * body names its id. A sync run by the core step `client "X" syncs` is
- * bracketed by hooks that note where in the log it began and ended and what
- * it returned, so later steps can speak of "that sync" or "those syncs".
+ * body names its id. Every `client "X" syncs` step leaves a sync window in
+ * the World (where in the log it began and ended, what it returned), so later
+ * steps can speak of "that sync" or "those syncs".
  */
 import { type Exchange, isResponse } from '../../../harness/proxy/records.ts';
 import type { Reply } from '../reply.ts';
-import type { SyncWorld } from '../world.ts';
-import { stateOf, type SyncRecord } from './state.ts';
-
-export const SCOPED = { tags: '@SYNC-PROTO-010 or @SYNC-STATE-005' };
-
-export const SYNC_STEP = /^client "([^"]+)" syncs$/;
+import type { SyncWindow, SyncWorld } from '../world.ts';
 
 /** The last sync step of client `name` that ran, or the last `count` of them. */
-export function lastSyncs(world: SyncWorld, name: string, count = 1): SyncRecord[] {
-  const runs = stateOf(world).syncs.filter((s) => s.client === name && s.to !== -1);
+export function lastSyncs(world: SyncWorld, name: string, count = 1): SyncWindow[] {
+  const runs = world.syncWindows.filter((w) => w.client === name && w.step === 'syncs' && w.to !== undefined);
   if (runs.length < count) throw new Error(`client "${name}" ran ${runs.length} sync steps in this scenario, fewer than ${count}`);
   return runs.slice(-count);
 }

@@ -1,18 +1,10 @@
 /**
  * What the scope steps remember within one scenario, beside the World: the
- * outcome of the last SQL run as a role, catalog rows read, sync windows of
- * client processes (which proxy exchanges one sync produced), started syncs,
+ * outcome of the last SQL run as a role, catalog rows read, started syncs,
  * assignment snapshots and the histories the version steps walked.
  */
 import type { SyncResult, SyncWorld } from '../world.ts';
 import type { SqlOutcome } from './roles.ts';
-
-export interface SyncWindow {
-  client: string;
-  /** Proxy exchange count when the sync started and when it ended. */
-  from: number;
-  to: number | undefined;
-}
 
 export interface HistoryStep {
   label: string;
@@ -34,11 +26,8 @@ export interface History {
 export interface ScopesState {
   lastSql: SqlOutcome | undefined;
   catalogRows: Record<string, unknown>[] | undefined;
-  windows: SyncWindow[];
   started: Map<string, Promise<SyncResult>>;
   assignmentSnapshot: Map<string, string> | undefined;
-  /** Replies recorded before the scenario's first action step. */
-  repliesBeforeAction: number | undefined;
   histories: History[];
   /** The two clients whose sets a step compared, for the step that names both sets. */
   comparedSets: { puller: string; connector: string } | undefined;
@@ -49,7 +38,7 @@ const states = new WeakMap<SyncWorld, ScopesState>();
 export function scopesState(world: SyncWorld): ScopesState {
   let state = states.get(world);
   if (!state) {
-    state = { lastSql: undefined, catalogRows: undefined, windows: [], started: new Map(), assignmentSnapshot: undefined, repliesBeforeAction: undefined, histories: [], comparedSets: undefined };
+    state = { lastSql: undefined, catalogRows: undefined, started: new Map(), assignmentSnapshot: undefined, histories: [], comparedSets: undefined };
     states.set(world, state);
   }
   return state;
