@@ -7,12 +7,8 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { backoffOf, lastFailure, lifecycle, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
 import { processPhrase } from '../support/client-mode.ts';
-import { given } from '../support/integrity/client-state.ts';
-import { clientExchanges, integrity } from '../support/integrity/context.ts';
-import { type Manifest, manifestsSeen, type Obj, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
-import { awaitCapture } from '../support/source-schema.ts';
-import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
+import type { SyncWorld } from '../support/world.ts';
 
 When('the Retry-After delay has passed', async function (this: SyncWorld) {
   const failure = lastFailure(this);
@@ -144,35 +140,6 @@ Then('querying {string} on client {string} returns:', async function (this: Sync
   this.assert.equal(actual, expected.hashes(), `rows of ${sql} on client "${name}"`);
 });
 
-Then('that checksum equals the scope digest the harness codec computes over the rows the server sent', async function (this: SyncWorld) {
-  const state = integrity(this);
-  const [claimed, scopeId, name] = ['terminal', 'terminal-scope', 'terminal-client'].map((k) => state.claims.get(k));
-  if (claimed === undefined || scopeId === undefined || name === undefined) throw new Error('an earlier step must read the terminal checksum of a scope');
-  const exchanges = [...(await clientExchanges(this, name, 'pull')), ...(await clientExchanges(this, name, 'rebuild'))].sort((a, b) => a.seq - b.seq);
-  // Replays, in order, what the server sent for the scope: the rows a client holds at the end.
-  const rows = new Map<string, { table: string; row: unknown; serverVersion: string }>();
-  let hash = '';
-  for (const e of exchanges) {
-    const body = given(e);
-    if (body === undefined) continue;
-    hash = String((requestOf(e).schema as Obj).hash);
-    const keyOf = (m: Obj) => `${String(m.table)}\u0000${JSON.stringify(m.pk)}`;
-    if (e.endpoint === 'rebuild' && body.scope === scopeId) {
-      if (requestOf(e).cursor === null) rows.clear();
-      for (const r of (body.records ?? []) as Obj[]) rows.set(keyOf(r), { table: String(r.table), row: r.row, serverVersion: String(r.server_version) });
-    }
-    if (e.endpoint === 'pull') {
-      for (const c of ((body.changes ?? []) as Obj[]).filter((x) => x.scope === scopeId)) {
-        if (c.op === 'upsert') rows.set(keyOf(c), { table: String(c.table), row: c.row, serverVersion: String(c.server_version) });
-        else rows.delete(keyOf(c));
-      }
-    }
-  }
-  const manifest = manifestsSeen((await this.proxy()).exchanges).get(hash) as Manifest;
-  this.assert.ok(rows.size > 0, `the server sent rows of ${scopeId}`);
-  this.assert.equal(scopeDigestHex(manifest, scopeId, [...rows.values()]), claimed, `the codec's scope digest of ${scopeId} over the ${rows.size} rows sent`);
-});
-
 // Polls, the quarantine record and the blocked answer are shared with the scope membership steps (steps/scope-membership/).
 
 Given('client {string} has connected and rebuilt every assigned scope', async function (this: SyncWorld, name: string) {
@@ -187,13 +154,16 @@ When('client {string} of user {string} syncs for the first time', async function
   await this.inSyncWindow(name, 'first time', () => this.syncProcess(name));
 });
 
-When('client {string} has pushed an update of product {string} setting {string} to {int}', async function (this: SyncWorld, name: string, id: string, column: string, value: number) {
-  const writer = this.wire(name);
-  const tableId = writer.tableId('products');
-  const base = this.heldVersions.get(World.rowKey(tableId, id));
-  if (base === undefined) throw new Error(`client "${name}" holds no server version of product ${id}`);
-  const reply = await writer.push([writer.mutation({ op: 'update', table: 'products', pk: id, columns: { [column]: value }, base_version: base })]);
-  const accepted = (reply.json?.accepted ?? []) as unknown[];
-  if (reply.status !== 200 || accepted.length !== 1) throw new Error(`the update of ${id} by client "${name}" was not accepted: ${reply.status} ${reply.text}`);
-  await awaitCapture(this);
+processPhrase(/^client "([^"]+)" has been restarted on the same database/);
+
+/** A client that was ready syncs without reconnecting; a restarted one connects first, so its connect can be failed. */
+Given(/^client "([^"]+)" has been restarted on the same database(?:, so that its next sync connects first| with no rebuild pending)$/, async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  await client.process.restart();
+  const { scopes } = await client.call<{ scopes: { scopeId: string; rebuildRequired: boolean }[] }>('inspectScopes');
+  this.assert.equal(
+    scopes.filter((s) => s.rebuildRequired).map((s) => s.scopeId),
+    [],
+    `client "${name}" should come back with every scope rebuilt`,
+  );
 });

@@ -11,7 +11,7 @@ import { statusOf } from '../support/client-lifecycle/observe.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import { assertCursorUnchanged, given } from '../support/integrity/client-state.ts';
 import { clientExchanges, integrity, scopeState } from '../support/integrity/context.ts';
-import type { Obj } from '../support/integrity/oracle.ts';
+import { type Manifest, manifestsSeen, type Obj, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { arm, expectedClientId } from '../support/integrity/tampering.ts';
 import { snapshots as cursorSnapshots, heldCursors } from '../support/opaque-tokens/cursor-authentication.ts';
 import type { Reply } from '../support/reply.ts';
@@ -210,4 +210,33 @@ Then(UNCHANGED, async function (this: SyncWorld, name: string) {
   const after = await snapshotOf(this, name);
   const changed = Object.keys({ ...before.sections, ...after.sections }).filter((section) => before.sections[section] !== after.sections[section]);
   this.assert.equal(changed, [], `durable state of client "${name}" changed in: ${changed.join(', ')}`);
+});
+
+Then('that checksum equals the scope digest the harness codec computes over the rows the server sent', async function (this: SyncWorld) {
+  const state = integrity(this);
+  const [claimed, scopeId, name] = ['terminal', 'terminal-scope', 'terminal-client'].map((k) => state.claims.get(k));
+  if (claimed === undefined || scopeId === undefined || name === undefined) throw new Error('an earlier step must read the terminal checksum of a scope');
+  const exchanges = [...(await clientExchanges(this, name, 'pull')), ...(await clientExchanges(this, name, 'rebuild'))].sort((a, b) => a.seq - b.seq);
+  // Replays, in order, what the server sent for the scope: the rows a client holds at the end.
+  const rows = new Map<string, { table: string; row: unknown; serverVersion: string }>();
+  let hash = '';
+  for (const e of exchanges) {
+    const body = given(e);
+    if (body === undefined) continue;
+    hash = String((requestOf(e).schema as Obj).hash);
+    const keyOf = (m: Obj) => `${String(m.table)}\u0000${JSON.stringify(m.pk)}`;
+    if (e.endpoint === 'rebuild' && body.scope === scopeId) {
+      if (requestOf(e).cursor === null) rows.clear();
+      for (const r of (body.records ?? []) as Obj[]) rows.set(keyOf(r), { table: String(r.table), row: r.row, serverVersion: String(r.server_version) });
+    }
+    if (e.endpoint === 'pull') {
+      for (const c of ((body.changes ?? []) as Obj[]).filter((x) => x.scope === scopeId)) {
+        if (c.op === 'upsert') rows.set(keyOf(c), { table: String(c.table), row: c.row, serverVersion: String(c.server_version) });
+        else rows.delete(keyOf(c));
+      }
+    }
+  }
+  const manifest = manifestsSeen((await this.proxy()).exchanges).get(hash) as Manifest;
+  this.assert.ok(rows.size > 0, `the server sent rows of ${scopeId}`);
+  this.assert.equal(scopeDigestHex(manifest, scopeId, [...rows.values()]), claimed, `the codec's scope digest of ${scopeId} over the ${rows.size} rows sent`);
 });

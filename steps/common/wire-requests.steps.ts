@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type DataTable, Given, When } from '@cucumber/cucumber';
-import { processPhrase } from '../support/client-mode.ts';
 import { alterToken } from '../support/opaque-tokens/alteration.ts';
 import { pullPresenting, pullUntilHeld, snapshotCursors } from '../support/opaque-tokens/cursor-authentication.ts';
 import { placementFor, rowValues } from '../support/opaque-tokens/rows.ts';
@@ -18,23 +17,10 @@ import { generationsState } from '../support/scope-generations/state.ts';
 import { readReceipt } from '../support/seeds/artifacts.ts';
 import { connectWithReceipts } from '../support/seeds/receipt-conversion.ts';
 import type { Obj } from '../support/seeds/seeded-sync.ts';
+import { awaitCapture } from '../support/source-schema.ts';
 import { cellValue } from '../support/values.ts';
 import { type RequestEndpoint, sendEdited, stepValue } from '../support/wire-values/requests.ts';
-import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
-
-processPhrase(/^client "([^"]+)" has been restarted on the same database/);
-
-/** A client that was ready syncs without reconnecting; a restarted one connects first, so its connect can be failed. */
-Given(/^client "([^"]+)" has been restarted on the same database(?:, so that its next sync connects first| with no rebuild pending)$/, async function (this: SyncWorld, name: string) {
-  const client = await this.process(name);
-  await client.process.restart();
-  const { scopes } = await client.call<{ scopes: { scopeId: string; rebuildRequired: boolean }[] }>('inspectScopes');
-  this.assert.equal(
-    scopes.filter((s) => s.rebuildRequired).map((s) => s.scopeId),
-    [],
-    `client "${name}" should come back with every scope rebuilt`,
-  );
-});
+import { SyncWorld } from '../support/world.ts';
 
 Given('client {string} of user {string} has connected and rebuilt every assigned scope', async function (this: SyncWorld, name: string, user: string) {
   await connectedAndRebuilt(this, name, user);
@@ -71,7 +57,7 @@ When('client {string} pushes a batch with:', async function (this: SyncWorld, na
     // "current" stands for the version the client holds for that row.
     let base = base_version;
     if (base === 'current') {
-      base = this.heldVersions.get(World.rowKey(tableId, pkValue));
+      base = this.heldVersions.get(SyncWorld.rowKey(tableId, pkValue));
       if (base === undefined) throw new Error(`client "${name}" holds no server version for ${tableName} row ${pk}`);
     }
     const values: Record<string, unknown> = {};
@@ -213,4 +199,15 @@ When(/^client "([^"]+)" sends its next (connect|push|pull|rebuild) request with 
 
 When(/^client "([^"]+)" sends its next rebuild request for scope "([^"]+)" with "([^"]+)" set to (null|true|false|-?[0-9][^ ]*|"(?:[^"\\]|\\.)*"|\{.*\}|\[.*\]|[A-Z](?: [+-] [0-9]+)?)$/, async function (this: SyncWorld, name: string, scope: string, pointer: string, value: string) {
   await sendEdited(this, name, 'rebuild', [{ pointer, value: stepValue(this, value) }], scope);
+});
+
+When('client {string} has pushed an update of product {string} setting {string} to {int}', async function (this: SyncWorld, name: string, id: string, column: string, value: number) {
+  const writer = this.wire(name);
+  const tableId = writer.tableId('products');
+  const base = this.heldVersions.get(SyncWorld.rowKey(tableId, id));
+  if (base === undefined) throw new Error(`client "${name}" holds no server version of product ${id}`);
+  const reply = await writer.push([writer.mutation({ op: 'update', table: 'products', pk: id, columns: { [column]: value }, base_version: base })]);
+  const accepted = (reply.json?.accepted ?? []) as unknown[];
+  if (reply.status !== 200 || accepted.length !== 1) throw new Error(`the update of ${id} by client "${name}" was not accepted: ${reply.status} ${reply.text}`);
+  await awaitCapture(this);
 });

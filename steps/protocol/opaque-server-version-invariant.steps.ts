@@ -12,7 +12,7 @@ import { type Body, bodyOf, clientIdOf, exchangesOf } from '../support/exchanges
 import { aliasRelay, deliveredBody, withRequests } from '../support/opaque-tokens/tokens.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { cellValue } from '../support/values.ts';
-import { type SyncWorld, SyncWorld as World } from '../support/world.ts';
+import { SyncWorld } from '../support/world.ts';
 
 const SERVER_VERSION = /^[\x20\x21\x23-\x5B\x5D-\x7E]{1,64}$/;
 
@@ -262,14 +262,14 @@ Then('every {string} in every push request client {string} sent equals a {string
     if (answer?.status !== 200 || !answer.body) continue;
     const b = answer.body;
     const items: Body[] = e.endpoint === 'push' ? [...(b.accepted ?? []), ...(b.rejected ?? [])] : e.endpoint === 'pull' ? (b.changes ?? []) : e.endpoint === 'rebuild' ? (b.records ?? []) : [];
-    for (const item of items) if (typeof item?.[sentMember] === 'string') given.push({ seq: e.seq, key: World.rowKey(item.table, item.pk), version: item[sentMember] });
+    for (const item of items) if (typeof item?.[sentMember] === 'string') given.push({ seq: e.seq, key: SyncWorld.rowKey(item.table, item.pk), version: item[sentMember] });
   }
   let checked = 0;
   for (const { exchange, request } of withRequests(await exchangesOf(this, name, { endpoints: ['push'] }))) {
     for (const m of (request?.mutations ?? []) as Body[]) {
       if (!Object.hasOwn(m, member)) continue;
       checked += 1;
-      const key = World.rowKey(m.table, m.pk);
+      const key = SyncWorld.rowKey(m.table, m.pk);
       this.assert.ok(
         given.some((g) => g.seq < exchange.seq && g.key === key && g.version === m[member]),
         `push #${exchange.seq} sent ${member} ${JSON.stringify(m[member])} for ${key}, which the server never gave client "${receiver}" for that row`,

@@ -5,7 +5,7 @@
  */
 import { awaitCapture } from '../source-schema.ts';
 import type { WireClient } from '../wire-client.ts';
-import { type SyncWorld, SyncWorld as World } from '../world.ts';
+import { SyncWorld } from '../world.ts';
 
 /** A table of the scenario whose placement template can produce `scope`, and the column values that put a row there. */
 export function placementFor(world: SyncWorld, scope: string): { table: string; values: Record<string, string> } {
@@ -55,5 +55,5 @@ export const awaitCaptured = awaitCapture;
 
 /** Key under which the world keeps the version a client holds for a row. */
 export function heldKey(client: WireClient, table: string, id: string): string {
-  return World.rowKey(client.tableId(table), id);
+  return SyncWorld.rowKey(client.tableId(table), id);
 }

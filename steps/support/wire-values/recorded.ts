@@ -23,8 +23,13 @@ export async function exchanges(world: SyncWorld): Promise<readonly Exchange[]> 
 
 /** Every table of every manifest the server published in the scenario, by table id. */
 export async function manifestTables(world: SyncWorld): Promise<Map<string, ManifestTable>> {
+  return publishedTables(await exchanges(world));
+}
+
+/** Every table of every manifest the server's answers in `log` published, by table id. */
+export function publishedTables(log: readonly Exchange[]): Map<string, ManifestTable> {
   const out = new Map<string, ManifestTable>();
-  for (const e of await exchanges(world)) {
+  for (const e of log) {
     const answer = upstreamOf(e);
     if (answer?.status !== 200) continue;
     const body = bodyOf(answer.body) as Obj | undefined;

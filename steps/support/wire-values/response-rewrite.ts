@@ -13,25 +13,12 @@ import type { WireProxy } from '../../../harness/proxy/proxy.ts';
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import { getPointer, pointerTokens, RawJson, setPointer } from '../../../harness/proxy/rewrite.ts';
 import type { Endpoint } from '../../../harness/proxy/routes.ts';
-import type { ManifestTable, Obj } from './recorded.ts';
-import { bodyOf, upstreamOf } from '../exchanges.ts';
+import { bodyOf } from '../exchanges.ts';
+import { type ManifestTable, type Obj, publishedTables } from './recorded.ts';
 
 const ROW_MEMBERS = new Set(['row', 'server_row']);
 
 const TEXT_TYPES = new Set(['string', 'decimal', 'datetime', 'date', 'time', 'json']);
-
-/** Every manifest table the server published so far through this proxy, by id. */
-function publishedTables(proxy: WireProxy): Map<string, ManifestTable> {
-  const out = new Map<string, ManifestTable>();
-  for (const e of proxy.exchanges) {
-    const answer = upstreamOf(e);
-    if (answer?.status !== 200) continue;
-    const body = bodyOf(answer.body) as Obj | undefined;
-    const manifest = (e.endpoint === 'connect' ? body?.schema_definition : e.endpoint === 'schema' ? body?.manifest : undefined) as { tables?: ManifestTable[] } | undefined;
-    for (const table of manifest?.tables ?? []) out.set(table.table_id, table);
-  }
-  return out;
-}
 
 /** Where a pointer lands inside a row-bearing message: the message's pointer and the row member. */
 function rowSite(tokens: readonly string[]): { messageTokens: string[]; rowMember: string } | undefined {
@@ -111,7 +98,7 @@ export function setMemberRule(proxy: WireProxy, spec: SetMemberRewrite): FaultRu
       kind: 'rewrite',
       describe,
       transform: (json: unknown, exchange: Exchange) => {
-        const tables = publishedTables(proxy);
+        const tables = publishedTables(proxy.exchanges);
         const pointer = resolveColumn(json, spec.pointer, tables);
         const tokens = pointerTokens(pointer);
         if (tokens.length > 0 && getPointer(json, toPointer(tokens.slice(0, -1))) === undefined) return undefined;
