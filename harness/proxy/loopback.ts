@@ -1,7 +1,7 @@
 /**
  * An HTTP listener on a free loopback port that can be shut down at once:
  * stopping destroys open keep-alive sockets instead of waiting for clients to
- * hang up. The proxy and the step-side relays in front of it share it.
+ * hang up. The relays of harness/proxy/relay.ts (the proxy, the alias relay, the fault stage) listen through it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

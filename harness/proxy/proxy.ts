@@ -9,43 +9,29 @@
  * before forwarding: that request's own violations are then expected, while
  * the server's answer is still checked.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { withDeadline } from '../adapters/child.ts';
 import { ArmedFault, corrupt, type FaultRule, faultName, injectedBody, pickArmed, type WireFault } from './faults.ts';
-import { LoopbackListener } from './loopback.ts';
 import { countByEndpoint, describeViolation, type Exchange, type RecordedResponse, unexpectedViolations } from './records.ts';
+import { LoopbackRelay, sendAnswer, withoutHeaders } from './relay.ts';
 import { serializeJson } from './rewrite.ts';
 import { type Endpoint, type Route, responseKind, routeFor } from './routes.ts';
 import { checkWireMessage, parseLoosely } from './validation.ts';
 
 export const INTENT_HEADER = 'x-synchro-harness-intent';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'host', 'content-length']);
+/** A request goes on without its hop-by-hop headers and without the harness's own intent header. */
+const FORWARD_DROPPED = new Set([...HOP_BY_HOP, INTENT_HEADER]);
 
-export class WireProxy {
+export class WireProxy extends LoopbackRelay {
   readonly exchanges: Exchange[] = [];
-  #target: URL;
-  readonly #listener = new LoopbackListener('the proxy', (req, res) => void this.#handle(req, res));
   #faults: ArmedFault[] = [];
   #held: (() => void)[] = [];
   #heldWaiters: (() => void)[] = [];
   #changeWaiters: (() => void)[] = [];
 
   constructor(target: string) {
-    this.#target = new URL(target);
-  }
-
-  /** Starts listening on a free loopback port; returns the base URL clients use. */
-  start(): Promise<string> {
-    return this.#listener.start();
-  }
-
-  get url(): string {
-    return this.#listener.url;
-  }
-
-  /** Points the proxy at another server (after a server restart on a new port). */
-  retarget(target: string): void {
-    this.#target = new URL(target);
+    super('the proxy', target);
   }
 
   inject(rule: FaultRule): void {
@@ -87,9 +73,9 @@ export class WireProxy {
     return [...unexpectedViolations(this.exchanges).map(describeViolation), ...failedRewrites];
   }
 
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     this.release();
-    await this.#listener.stop();
+    await super.stop();
   }
 
   #changed(): void {
@@ -98,8 +84,7 @@ export class WireProxy {
     for (const wake of waiters) wake();
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
+  protected override async handle(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
     const route = routeFor(req.method ?? 'GET', req.url ?? '/');
     const intent = req.headers[INTENT_HEADER];
     const exchange: Exchange = {
@@ -149,10 +134,10 @@ export class WireProxy {
     const headers = forwardHeaders(req.headers);
     let answer: RecordedResponse;
     try {
-      answer = await this.#forward(req.method ?? 'GET', req.url ?? '/', headers, body);
+      answer = await this.forward(req.method ?? 'GET', req.url ?? '/', headers, body);
       exchange.upstream.push(answer);
       if (fault?.kind === 'duplicate') {
-        answer = await this.#forward(req.method ?? 'GET', req.url ?? '/', headers, body);
+        answer = await this.forward(req.method ?? 'GET', req.url ?? '/', headers, body);
         exchange.upstream.push(answer);
       }
     } catch (error) {
@@ -178,7 +163,7 @@ export class WireProxy {
     }
     if (fault?.kind === 'truncate') {
       const half = answer.body.subarray(0, Math.floor(answer.body.length / 2));
-      res.writeHead(answer.status, { ...responseHeaders(answer.headers), 'content-length': String(answer.body.length) });
+      res.writeHead(answer.status, { ...withoutHeaders(answer.headers, HOP_BY_HOP), 'content-length': String(answer.body.length) });
       res.write(half, () => res.socket?.destroy());
       exchange.delivered = { failure: 'truncated', detail: `${half.length} of ${answer.body.length} body octets sent, then the connection was cut` };
       return;
@@ -214,19 +199,6 @@ export class WireProxy {
     if (!kind) return;
     exchange.violations.push(...checkWireMessage(kind, 'response', answer.body, { status: answer.status, headers: answer.headers, ...(request === undefined ? {} : { request }) }));
   }
-
-  #forward(method: string, path: string, headers: Record<string, string | string[]>, body: Buffer): Promise<RecordedResponse> {
-    return new Promise((resolve, reject) => {
-      const upstream = httpRequest(
-        { protocol: this.#target.protocol, hostname: this.#target.hostname, port: this.#target.port, method, path, headers: { ...headers, host: this.#target.host, 'content-length': String(body.length) } },
-        (response) => {
-          readBody(response).then((answer) => resolve({ status: response.statusCode ?? 0, headers: { ...response.headers }, body: answer }), reject);
-        },
-      );
-      upstream.on('error', reject);
-      upstream.end(body);
-    });
-  }
 }
 
 /** The new body a rewrite makes of a 200 JSON answer, or undefined when it does not apply. */
@@ -238,31 +210,10 @@ function rewriteBody(answer: RecordedResponse, exchange: Exchange, transform: (j
   return next === undefined ? undefined : Buffer.from(serializeJson(next), 'utf8');
 }
 
-function readBody(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
-}
-
 function forwardHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name === INTENT_HEADER) continue;
-    out[name] = value;
-  }
-  return out;
-}
-
-function responseHeaders(headers: RecordedResponse['headers']): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-  return out;
+  return withoutHeaders(headers, FORWARD_DROPPED);
 }
 
 function send(res: ServerResponse, answer: RecordedResponse): void {
-  res.writeHead(answer.status, { ...responseHeaders(answer.headers), 'content-length': String(answer.body.length) });
-  res.end(answer.body);
+  sendAnswer(res, answer.status, withoutHeaders(answer.headers, HOP_BY_HOP), answer.body);
 }

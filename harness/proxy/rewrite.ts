@@ -101,19 +101,27 @@ export function serializeJson(value: unknown): string {
 }
 
 /**
+ * One JSON value read from the text a step gives, with that text trimmed (the
+ * spelling callers keep for numbers). Throws when the text is not one JSON
+ * value, telling the scenario's author to quote strings.
+ */
+export function readJsonText(text: string): { value: unknown; trimmed: string } {
+  const trimmed = text.trim();
+  try {
+    return { value: JSON.parse(trimmed), trimmed };
+  } catch {
+    throw new Error(`${text} is not a JSON value (quote strings: "text")`);
+  }
+}
+
+/**
  * Reads the value a step names as JSON text: a string token is kept as a
  * string, `null`/`true`/`false` as themselves, anything else (numbers in any
  * spelling, objects) verbatim as a `RawJson`, so `3.0` stays `3.0`. Throws
  * when the text is not one JSON value.
  */
 export function jsonLiteral(text: string): unknown {
-  const trimmed = text.trim();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(trimmed);
-  } catch {
-    throw new Error(`${text} is not a JSON value (quote strings: "text")`);
-  }
-  if (typeof parsed === 'string' || typeof parsed === 'boolean' || parsed === null) return parsed;
+  const { value, trimmed } = readJsonText(text);
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value;
   return new RawJson(trimmed);
 }

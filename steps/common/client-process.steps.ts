@@ -1,13 +1,72 @@
 /**
- * The client under test driven as an application would: SQL on its local
- * tables, sync cycles, and reading its tables back. Everything goes through
- * the client adapter protocol.
+ * Shared steps (used by several requirements).
+ * The client under test driven as an application would: syncs, local SQL,
+ * restarts and kills, queries of its local tables, and the sync outcome it
+ * reports.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { backoffOf, lastFailure, lifecycle, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
+import { processPhrase } from '../support/client-mode.ts';
+import { connectedAndRebuilt } from '../support/protocol-client.ts';
 import type { SyncWorld } from '../support/world.ts';
 
+When('the Retry-After delay has passed', async function (this: SyncWorld) {
+  const failure = lastFailure(this);
+  const backoff = await backoffOf(await this.process(failure.client));
+  // The client's own schedule is the condition: the harness waits for that instant, not for a guessed duration.
+  this.assert.ok(backoff !== null, `client "${failure.client}" has no retry scheduled after "${failure.description}"`);
+  await waitUntil(backoff.nextRetryAt, this.deadlineMs, `the retry of client "${failure.client}"`);
+});
+
+processPhrase(/^client "([^"]+)" uses rebuild page limit \d+$/);
+
+processPhrase(/^client "([^"]+)" will be told by its next pull to rebuild scope /);
+
+Given('client {string} uses rebuild page limit {int}', async function (this: SyncWorld, name: string, limit: number) {
+  // The page limit is application configuration: the application reopens the client with it.
+  const client = await this.process(name);
+  await client.process.kill();
+  client.process.start();
+  await client.process.call('open', await this.openParams(client, client.userId, { rebuildLimit: limit }));
+});
+
+Given('client {string} will be told by its next pull to rebuild scope {string}', async function (this: SyncWorld, name: string, scope: string) {
+  const client = await this.process(name);
+  const proxy = await this.proxy();
+  // A server may answer any pull with "rebuild this scope": the next pull answer says so, without a cursor or changes for it.
+  proxy.inject({
+    endpoint: 'pull',
+    when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === client.clientId,
+    fault: {
+      kind: 'rewrite',
+      describe: `scope ${scope} marked for rebuild`,
+      transform: (body) => {
+        delete body.scope_cursors?.[scope];
+        body.changes = (body.changes ?? []).filter((c: { scope?: string }) => c.scope !== scope);
+        body.rebuild = [...new Set([...(body.rebuild ?? []), scope])].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+        return body;
+      },
+    },
+  });
+});
+
+processPhrase(/^the harness kills client "([^"]+)" and restarts it/);
+
+When('the application asks client {string} to retry after the error', async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  // The comparison of what follows starts at the state the client is in now.
+  lifecycle(this).logMarks.set(name, (await statusOf(client)).statusLog.length - 1);
+  await client.call('retryAfterError');
+});
+
+When('the harness kills client {string} and restarts it on the same database', async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  await client.process.restart();
+  lifecycle(this).restarted.set(name, { mark: (await this.proxy()).exchanges.length });
+});
+
 When('client {string} syncs', async function (this: SyncWorld, name: string) {
-  await this.syncProcess(name);
+  await this.inSyncWindow(name, 'syncs', () => this.syncProcess(name));
 });
 
 async function syncedIdle(world: SyncWorld, name: string): Promise<void> {
@@ -18,11 +77,11 @@ async function syncedIdle(world: SyncWorld, name: string): Promise<void> {
 
 Given('client {string} of user {string} has synced', async function (this: SyncWorld, name: string, user: string) {
   this.clientUsers.set(name, user);
-  await syncedIdle(this, name);
+  await this.inSyncWindow(name, 'has synced', () => syncedIdle(this, name));
 });
 
 Given('client {string} has synced', async function (this: SyncWorld, name: string) {
-  await syncedIdle(this, name);
+  await this.inSyncWindow(name, 'has synced', () => syncedIdle(this, name));
 });
 
 When('client {string} executes SQL:', async function (this: SyncWorld, name: string, sql: string) {
@@ -33,7 +92,7 @@ When('client {string} executes SQL:', async function (this: SyncWorld, name: str
 });
 
 /** Splits a script at semicolons that end a line (the features write one statement per line or block). */
-export function splitStatements(sql: string): string[] {
+function splitStatements(sql: string): string[] {
   return sql
     .split(/;\s*(?:\n|$)/)
     .map((statement) => statement.trim())
@@ -79,4 +138,32 @@ Then('querying {string} on client {string} returns:', async function (this: Sync
   // SQLite hands back numbers and text; the feature writes every cell as text.
   const actual = rows.map((row) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, value === null ? 'null' : String(value)])));
   this.assert.equal(actual, expected.hashes(), `rows of ${sql} on client "${name}"`);
+});
+
+// Polls, the quarantine record and the blocked answer are shared with the scope membership steps (steps/scope-membership/).
+
+Given('client {string} has connected and rebuilt every assigned scope', async function (this: SyncWorld, name: string) {
+  await connectedAndRebuilt(this, name, this.userOf(name));
+});
+
+processPhrase(/^client "([^"]+)" of user "[^"]+" (?:syncs|starts syncing) for the first time$/);
+
+When('client {string} of user {string} syncs for the first time', async function (this: SyncWorld, name: string, user: string) {
+  this.clientUsers.set(name, user);
+  await this.process(name);
+  await this.inSyncWindow(name, 'first time', () => this.syncProcess(name));
+});
+
+processPhrase(/^client "([^"]+)" has been restarted on the same database/);
+
+/** A client that was ready syncs without reconnecting; a restarted one connects first, so its connect can be failed. */
+Given(/^client "([^"]+)" has been restarted on the same database(?:, so that its next sync connects first| with no rebuild pending)$/, async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  await client.process.restart();
+  const { scopes } = await client.call<{ scopes: { scopeId: string; rebuildRequired: boolean }[] }>('inspectScopes');
+  this.assert.equal(
+    scopes.filter((s) => s.rebuildRequired).map((s) => s.scopeId),
+    [],
+    `client "${name}" should come back with every scope rebuilt`,
+  );
 });

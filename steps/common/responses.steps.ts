@@ -1,12 +1,59 @@
 /**
- * Assertions on the last answer a harness-driven request got, on noted
- * values, and on the server's durable state.
+ * Shared steps (used by several requirements).
+ * The last answer the harness got (status, error body, members, the changes
+ * and outcomes it lists) and the server-side state it should have left.
  */
-import { Given, Then } from '@cucumber/cucumber';
+import { type DataTable, Given, Then } from '@cucumber/cucumber';
+import { quoted } from '../support/client-lifecycle/observe.ts';
+import { errorOf } from '../support/client-lifecycle/server-errors.ts';
+import { integrity, manifests } from '../support/integrity/context.ts';
+import { verifyRowMessage } from '../support/integrity/oracle.ts';
+import { keyText } from '../support/integrity/row-digest.ts';
 import { member } from '../support/reply.ts';
+import { lastPull as lastPullAnswer, listed } from '../support/scope-generations/invalidation.ts';
+import { generationsState, scopeList } from '../support/scope-generations/state.ts';
+import { addedScopes, answerOf, connectOf, focus } from '../support/seeds/seeded-sync.ts';
 import { snapshotServerState, stateDifferences } from '../support/server-state.ts';
+import { expectedValue } from '../support/values.ts';
+import { INTEGER_TOKEN } from '../support/wire-values/integers.ts';
+import { changesOf, lastPull } from '../support/wire-values/operations.ts';
+import { outcomeAnywhere, thatOutcome } from '../support/wire-values/outcomes.ts';
+import { keyValue, numberTokens, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
+import { lastMutation } from '../support/wire-values/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
-import { expectedValue } from './values.ts';
+import { exchangesOf } from '../support/exchanges.ts';
+
+Then(/^the error body has "retryable" (true|false)$/, function (this: SyncWorld, flag: string) {
+  this.assert.equal(errorOf(this).retryable, flag === 'true', 'retryable member of the error body');
+});
+
+Then(/^the response has none of the members (.+)$/, function (this: SyncWorld, list: string) {
+  const body = this.lastReply().json;
+  const names = quoted(list);
+  this.assert.ok(names.length > 0, `no member could be read from: ${list}`);
+  const present = names.filter((n) => body !== null && typeof body === 'object' && Object.hasOwn(body, n));
+  this.assert.equal(present, [], `success members in the answer ${this.lastReply().text}`);
+});
+
+/** The outcome of `mutationId` in the last push response. */
+function outcomeOf(world: SyncWorld, mutationId: string): Record<string, unknown> {
+  const reply = [...world.replies].reverse().find((r) => r.endpoint === 'push');
+  if (!reply) throw new Error('no push response has been received in this scenario');
+  world.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text}`);
+  const outcomes = [...(reply.json.accepted ?? []), ...(reply.json.rejected ?? [])] as Record<string, unknown>[];
+  const outcome = outcomes.find((o) => o.mutation_id === mutationId);
+  world.assert.ok(outcome, `the push response has no outcome for mutation ${mutationId}: ${reply.text}`);
+  return outcome;
+}
+
+Then('the push outcome of mutation {string} is {string}', function (this: SyncWorld, mutationId: string, status: string) {
+  this.assert.equal(outcomeOf(this, mutationId).status, status, `outcome status of ${mutationId}`);
+});
+
+Then('the push outcome of mutation {string} is {string} with code {string}', function (this: SyncWorld, mutationId: string, status: string, code: string) {
+  const outcome = outcomeOf(this, mutationId);
+  this.assert.equal({ status: outcome.status, code: outcome.code }, { status, code }, `outcome of ${mutationId}: ${JSON.stringify(outcome)}`);
+});
 
 Then('the response status is {int}', function (this: SyncWorld, status: number) {
   const reply = this.lastReply();
@@ -50,3 +97,167 @@ Then('no durable state changed on the server', async function (this: SyncWorld) 
   const now = await snapshotServerState(await this.readyServer(), this.deadlineMs);
   this.assert.equal(stateDifferences(this.serverSnapshot, now), [], 'durable server state changed');
 });
+
+Then('the row checksum of that change verifies against the harness codec', async function (this: SyncWorld) {
+  const message = integrity(this).lastMessage;
+  if (message === undefined) throw new Error('no change was singled out by an earlier step');
+  const verdict = verifyRowMessage(await manifests(this), message);
+  this.assert.ok(verdict.ok, `row checksum of row ${keyText(message)}: ${verdict.problem ?? ''}`);
+});
+
+Then('the response member {string} contains {string}', function (this: SyncWorld, pointer: string, item: string) {
+  const reply = this.lastReply();
+  let at: unknown = reply.json;
+  for (const raw of pointer.slice(1).split('/')) at = (at as Record<string, unknown> | undefined)?.[raw.replaceAll('~1', '/').replaceAll('~0', '~')];
+  this.assert.ok(Array.isArray(at), `the response member ${pointer} is an array: ${reply.text.slice(0, 400)}`);
+  this.assert.ok((at as unknown[]).includes(item), `the response member ${pointer} contains "${item}": ${JSON.stringify(at)}`);
+});
+
+Then('the pull response lists no change for scope {string}', function (this: SyncWorld, scope: string) {
+  const reply = this.lastReply();
+  this.assert.equal({ endpoint: reply.endpoint, status: reply.status }, { endpoint: 'pull', status: 200 }, `the last response is a pull page: ${reply.text.slice(0, 400)}`);
+  const changes = (reply.json.changes ?? []) as { scope: string }[];
+  this.assert.equal(changes.filter((c) => c.scope === scope), [], `the pull page lists no change for ${scope}`);
+});
+
+Then(/^the error member "([^"]+)" equals (.+)$/, function (this: SyncWorld, name: string, expected: string) {
+  const reply = this.lastReply();
+  this.assert.equal(member(reply.json, `/error/${name}`), JSON.parse(expected), `error member ${name} of ${reply.text.slice(0, 300)}`);
+});
+
+function assertListed(world: SyncWorld, scopes: string[], member: string): void {
+  const list = listed(world, member);
+  world.assert.equal(
+    scopes.filter((scope) => !list.includes(scope)),
+    [],
+    `scopes missing from "${member}" of the pull response (it lists ${JSON.stringify(list)})`,
+  );
+}
+
+Then('the pull response lists scope {string} in {string}', function (this: SyncWorld, scope: string, member: string) {
+  assertListed(this, [scope], member);
+});
+
+Then('the pull response lists scopes {string} in {string}', function (this: SyncWorld, scopes: string, member: string) {
+  assertListed(this, scopeList(scopes), member);
+});
+
+Then('the pull response lists no change in scope {string}', function (this: SyncWorld, scope: string) {
+  const changes = (lastPullAnswer(this).json?.changes ?? []) as { scope?: unknown }[];
+  this.assert.equal(
+    changes.filter((change) => change.scope === scope),
+    [],
+    `changes of scope "${scope}" in the pull response`,
+  );
+});
+
+Then('the rebuild pages hold exactly these records:', function (this: SyncWorld, table: DataTable) {
+  const last = generationsState(this).lastRebuild;
+  if (last === undefined) throw new Error('no rebuild was fetched to its final page in this scenario');
+  const final = last.run.pages.at(-1);
+  this.assert.equal(final?.status, 200, `a rebuild page of ${last.scope} was answered ${final?.status}: ${final?.text.slice(0, 500)}`);
+  const client = [...this.clientUsers.keys()].find((name) => this.hasWire(name) && this.wire(name).manifest !== undefined);
+  if (client === undefined) throw new Error('no harness client holds a manifest to name the tables of rebuild records');
+  const wire = this.wire(client);
+  const named = (tableId: string) => wire.manifest?.tables.find((t) => t.table_id === tableId)?.name ?? tableId;
+  const actual = last.run.records.map((record) => `${named(String(record.table))}/${String(keyValue(record.pk))}`).sort();
+  const expected = table.hashes().map((row) => `${row.table}/${row.pk}`).sort();
+  this.assert.equal(actual, expected, `records of the rebuild of ${last.scope}`);
+});
+
+Then(/^the error body has "retryable" (true|false) and "reason" "([^"]+)"$/, function (this: SyncWorld, flag: string, reason: string) {
+  const reply = this.lastReply();
+  const error = (reply.json?.error ?? {}) as Obj;
+  this.assert.equal({ retryable: error.retryable, reason: error.reason }, { retryable: flag === 'true', reason }, `${reply.endpoint} answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+});
+
+Then('member {string} does not list {string}', function (this: SyncWorld, pointer: string, scope: string) {
+  const body = this.lastReply().json as Obj;
+  const list = pointer.split('.').reduce<unknown>((v, k) => (v as Obj | undefined)?.[k], body) as { id?: string }[] | undefined;
+  this.assert.ok(Array.isArray(list), `member ${pointer} is a list`);
+  this.assert.ok(!(list ?? []).some((s) => s.id === scope), `${pointer} does not list ${scope}: ${JSON.stringify(list)}`);
+});
+
+Then('the connect response lists {string} in {string} with cursor null', async function (this: SyncWorld, scope: string, _where: string) {
+  const { response } = await connectOf(this);
+  const entry = addedScopes(response).find((s) => s.id === scope);
+  this.assert.ok(entry !== undefined, `the connect lists ${scope} in scopes.add`);
+  this.assert.equal(entry?.cursor, null, `the cursor of ${scope} in scopes.add`);
+});
+
+Then('the error body has no success members', function (this: SyncWorld) {
+  const reply = this.lastReply();
+  const body = (reply.json ?? {}) as Obj;
+  const success = ['changes', 'checksums', 'scopes', 'scope_updates', 'scope_cursor_updates', 'has_more', 'cursor', 'records', 'accepted', 'rejected', 'client_generation', 'scope_set_version'];
+  this.assert.equal(
+    Object.keys(body).filter((k) => success.includes(k)),
+    [],
+    `success members in the error body ${reply.text}`,
+  );
+  this.assert.ok(typeof (body.error as Obj | undefined)?.code === 'string', `the body is an error body: ${reply.text}`);
+});
+
+Then('the push outcome of that mutation is {string} with code {string}', async function (this: SyncWorld, status: string, code: string) {
+  const name = focus.get(this) ?? 'S';
+  const pushes = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'push');
+  const outcomes = pushes.flatMap((e) => {
+    const body = answerOf(e)?.body;
+    return [...((body?.accepted ?? []) as Obj[]), ...((body?.rejected ?? []) as Obj[])];
+  });
+  this.assert.equal(outcomes.length, 1, `push outcomes client "${name}" received`);
+  this.assert.equal({ status: outcomes[0]?.status, code: outcomes[0]?.code }, { status, code }, `the outcome of the pushed update: ${JSON.stringify(outcomes[0])}`);
+});
+
+Then(/^the response member "([^"]+)" is an integer in (-?[0-9]+)\.\.(-?[0-9]+)$/, function (this: SyncWorld, pointer: string, low: string, high: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the response was ${reply.status}: ${reply.text}`);
+  const token = (numberTokens(Buffer.from(reply.text, 'utf8')) ?? []).find((t) => t.pointer === pointer);
+  this.assert.ok(token, `the ${reply.endpoint} response has no number at ${pointer}: ${reply.text}`);
+  this.assert.match(token.text, INTEGER_TOKEN, `${pointer} must be an integer token`);
+  const value = BigInt(token.text);
+  this.assert.ok(value >= BigInt(low) && value <= BigInt(high), `${pointer} = ${token.text} lies outside ${low}..${high}`);
+});
+
+Then('the response status is not 200', function (this: SyncWorld) {
+  const reply = this.lastReply();
+  this.assert.notEqual(reply.status, 200, `the ${reply.endpoint} request was answered 200: ${reply.text}`);
+});
+
+Then('the pull response lists exactly these changes:', async function (this: SyncWorld, table: DataTable) {
+  const reply = lastPull(this);
+  const describe = (c: { scope: unknown; table: unknown; op: unknown; pk: unknown }) => `${String(c.scope)} ${String(c.table)} ${String(c.op)} ${String(c.pk)}`;
+  const expected: string[] = [];
+  for (const row of table.hashes()) {
+    const tableId = (await tableNamed(this, String(row.table))).table_id;
+    expected.push(describe({ scope: row.scope, table: tableId, op: row.op, pk: row.pk }));
+  }
+  const actual = changesOf(reply).map((c) => describe({ scope: c.scope, table: c.table, op: c.op, pk: keyValue(c.pk) }));
+  // The set of changes, not their order: the merge order is another requirement's business.
+  this.assert.equal([...actual].sort(), [...expected].sort(), `changes of the pull response: ${reply.text}`);
+});
+
+Then('the pull response lists no change for table {string}', async function (this: SyncWorld, name: string) {
+  const reply = lastPull(this);
+  const tableId = (await tableNamed(this, name)).table_id;
+  this.assert.equal(changesOf(reply).filter((c) => c.table === tableId), [], `changes for ${name} in the pull response`);
+});
+
+Then('the push outcome of that mutation is {string}', function (this: SyncWorld, status: string) {
+  const id = thatMutation(this);
+  const outcome = outcomeAnywhere(this, id);
+  const sent = [...this.replies].reverse().find((r) => r.endpoint === 'push' && r.requestText.includes(id))?.requestText;
+  this.assert.ok(outcome, `no push response carried an outcome for mutation ${id}`);
+  this.assert.equal(outcome.status, status, `outcome of ${id}: ${JSON.stringify(outcome)}; the request was ${sent}`);
+});
+
+Then('the outcome carries no server_row, no row_checksum and no server_version', function (this: SyncWorld) {
+  const outcome = thatOutcome(this);
+  const present = ['server_row', 'row_checksum', 'server_version'].filter((name) => Object.hasOwn(outcome, name));
+  this.assert.equal(present, [], `the outcome carries ${present.join(', ')}: ${JSON.stringify(outcome)}`);
+});
+
+function thatMutation(world: SyncWorld): string {
+  const id = lastMutation.get(world);
+  if (id === undefined) throw new Error('no push request with a fixed batch_id was sent in this scenario');
+  return id;
+}

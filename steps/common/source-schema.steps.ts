@@ -1,9 +1,18 @@
 /**
- * Source database steps: declaring registered tables and where their rows
- * belong, committing source transactions, and waiting for capture.
+ * Shared steps (used by several requirements).
+ * The source database: registered tables and their scope placement, rows the
+ * harness commits, and waiting until capture has materialized them.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import type { ColumnSpec } from '../support/model.ts';
+import { claim } from '../support/scope-dependencies/registration.ts';
+import { ident, relationParts, type SourceRow, templateColumns } from '../support/scope-dependencies/rules.ts';
+import { dependencyState } from '../support/scope-dependencies/state.ts';
+import { listedFunctionSql, reconfigure } from '../support/scope-membership/functions.ts';
+import { membershipState, relationOf } from '../support/scope-membership/membership.ts';
+import { OPERATOR, prepareOperator, setupAs } from '../support/scopes/function-contract.ts';
+import { sourceSql } from '../support/scopes/roles.ts';
+import { awaitCapture } from '../support/source-schema.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 const yes = (cell: string | undefined) => cell?.trim().toLowerCase() === 'yes';
@@ -21,12 +30,6 @@ Given('a registered table {string} with columns:', function (this: SyncWorld, na
 
 Given('table {string} places each row in scope {string}', function (this: SyncWorld, name: string, template: string) {
   this.model.table(name).placements.push(template);
-});
-
-Given('table {string} also places rows whose {word} is {string} in scope {string}', function (this: SyncWorld, name: string, column: string, value: string, scope: string) {
-  const table = this.model.table(name);
-  if (table.installed) throw new Error(`table "${name}" is already on the server; write "table ${JSON.stringify(name)} now also places rows ..." to change its placement there`);
-  table.conditional.push({ column, value, scope });
 });
 
 // Unlike the declaration above, this one reaches a table the server may already have.
@@ -48,17 +51,6 @@ async function commitOnSource(world: SyncWorld, sql: string): Promise<void> {
   await server.sourceSql.query(sql);
 }
 
-/**
- * Waits until every committed source transaction is visible to pull and
- * rebuild. A server that captures synchronously offers no such control and
- * has nothing to wait for; one that captures asynchronously without offering
- * it shows up as missing rows, never as a false pass.
- */
-export async function awaitCapture(world: SyncWorld): Promise<void> {
-  const server = await world.readyServer();
-  await server.capture?.awaitMaterialized(world.deadlineMs);
-}
-
 When('the harness commits on the source database:', async function (this: SyncWorld, sql: string) {
   await commitOnSource(this, sql);
 });
@@ -78,4 +70,71 @@ Then('the source table {string} has no row {string}', async function (this: Sync
   const key = this.model.keyColumn(name);
   const rows = await server.sourceSql.query(`SELECT 1 FROM public."${name}" WHERE "${key.name}"::text = $1`, [id]);
   this.assert.equal(rows.length, 0, `source table ${name} holds row ${id}`);
+});
+
+/** Every relation a dependent placement of the scenario reads: its target tables and their dependencies. */
+function placementRelations(world: SyncWorld): string[] {
+  const relations = new Set<string>();
+  for (const [target, placement] of dependencyState(world).placements) {
+    relations.add(`public.${target}`);
+    if (placement.kind === 'parent') relations.add(placement.relation);
+  }
+  return [...relations].sort();
+}
+
+When('the harness commits on the source database and records the commit position as {string}:', async function (this: SyncWorld, label: string, script: string) {
+  const state = dependencyState(this);
+  if (state.positions.has(label)) throw new Error(`a source transaction was already recorded as "${label}"`);
+  const server = await this.readyServer();
+  const sql = server.sourceSql;
+  if (!sql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to commit source transactions`);
+  const lsn = async () => ((await sql.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn'))[0] as { lsn: string }).lsn;
+  const before = await lsn();
+  await sql.query(script);
+  const after = await lsn();
+  const rows = new Map<string, SourceRow[]>();
+  for (const relation of placementRelations(this)) {
+    const { schema, table } = relationParts(relation);
+    const read = await sql.query<{ r: SourceRow }>(`SELECT to_jsonb(t) AS r FROM ${ident(schema)}.${ident(table)} t`);
+    rows.set(relation, read.map((x) => x.r));
+  }
+  state.positions.set(label, { before, after, rows });
+});
+
+Given(
+  'table {string} places each row in the scope {string} of the {string} row whose {string} equals its {string}',
+  function (this: SyncWorld, target: string, template: string, relation: string, key: string, reference: string) {
+    const state = dependencyState(this);
+    const parent = state.captureOnly.get(relation);
+    if (!parent) throw new Error(`"${relation}" is not a capture-only dependency of this scenario`);
+    const unknown = templateColumns(template).filter((c) => c !== parent.key && !parent.fields.includes(c));
+    if (unknown.length > 0) throw new Error(`scope template ${template} names fields ${unknown.join(', ')} that ${relation} does not capture`);
+    claim(this, target);
+    state.placements.set(target, { kind: 'parent', template, relation, key, reference });
+  },
+);
+
+/**
+ * Each listed placement, repeats included. The table is installed with the
+ * model's own function, which merges repeats itself; the step then moves it
+ * to a function that returns every placement as listed, so merging is left
+ * to the server. Each call gets a function of its own (a registered body is
+ * not edited in place).
+ */
+Given('table {string} places each row in scopes {string}', async function (this: SyncWorld, name: string, list: string) {
+  const table = this.model.table(name);
+  table.placements.push(...list.split(',').map((template) => template.trim()));
+  await this.readyServer();
+  const state = membershipState(this);
+  const fn = `public.${name}_listed_scopes_${state.functions.size + 1}_${table.placements.length}`;
+  const sql = await sourceSql(this);
+  await sql.query(listedFunctionSql(fn, table, this.model.keyColumn(name)));
+  await reconfigure(this, relationOf(name), fn);
+  state.functions.set(name, fn);
+});
+
+// Functions are written by the operator login, in schema app or public.
+Given('the source database has functions:', async function (this: SyncWorld, script: string) {
+  await prepareOperator(this);
+  await setupAs(this, OPERATOR, script);
 });

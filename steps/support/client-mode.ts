@@ -9,6 +9,7 @@
  * Step files register their process-only phrases at load time; each pattern's
  * first capture group is the client's name.
  */
+
 const processPhrases: RegExp[] = [];
 
 export function processPhrase(pattern: RegExp): void {
@@ -22,8 +23,13 @@ export function drivesProcess(stepTexts: readonly string[], name: string): boole
 
 // The core's own process phrases.
 processPhrase(/client "([^"]+)" syncs\b/);
+
 processPhrase(/client "([^"]+)" (?:of user "[^"]+" )?has synced\b/);
+
 processPhrase(/client "([^"]+)" executes SQL/);
+
 processPhrase(/querying ".*" on client "([^"]+)"/);
+
 processPhrase(/the sync of client "([^"]+)"/);
+
 processPhrase(/client "([^"]+)" has (?:no row|neither row)/);

@@ -14,10 +14,27 @@ import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
 import { assertionsEvidence, notApplicableEvidence, resourcesEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
 import { scenarioKey } from '../../harness/run/incomplete.ts';
+import { stopStage } from './client-lifecycle/observe.ts';
+import { relays } from './opaque-tokens/tokens.ts';
 import { snapshotServerState } from './server-state.ts';
+import { type Snapshot, snapshotOf, snapshots, UNCHANGED } from './wire-values/client-state.ts';
 import type { SyncWorld } from './world.ts';
-// The hooks rely on the World they describe being installed, wherever they are loaded from.
 import './world.ts';
+
+// Every hook of the step library is in this file. After hooks run in the
+// reverse of the order they are declared here: the scenario's own teardown
+// (the last After below) first, then the alias relay, then the fault stage.
+After(async function (this: SyncWorld) {
+  await stopStage(this);
+});
+
+After(async function (this: SyncWorld) {
+  const relay = relays.get(this);
+  if (!relay) return;
+  relays.delete(this);
+  await relay.stop();
+  if (relay.notes.length > 0) throw new Error(`the alias relay could not keep the client's view consistent:\n- ${relay.notes.join('\n- ')}`);
+});
 
 /** Why the scenario cannot run at all, or undefined. */
 function undeterminedReason(world: SyncWorld, tags: readonly string[], stepKey: string): string | undefined {
@@ -78,10 +95,13 @@ Before(function (this: SyncWorld, { pickle }) {
 // Declaring source tables and their scope placement only describes them; the
 // first step after the declarations installs them all on the server at once.
 const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"]+" (?:places|also places|marks deletion)/];
+
 const SNAPSHOT_STEP = /^no durable state changed on the server$/;
 
 BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
   this.assertionsBeforeStep = this.assert.count;
+  // "These responses" are the replies recorded from the scenario's first action on.
+  if (pickleStep.type === 'Action' && this.repliesBeforeAction === undefined) this.repliesBeforeAction = this.replies.length;
   if (this.model.pending && !DECLARATION.some((pattern) => pattern.test(pickleStep.text))) await this.readyServer();
   // "No durable state changed" compares against the state right before the scenario's first action.
   if (pickleStep.type === 'Action' && this.serverSnapshot === undefined && pickle.steps.some((step) => SNAPSHOT_STEP.test(step.text))) {
@@ -115,4 +135,14 @@ After(async function (this: SyncWorld) {
 AfterAll(async () => {
   const failures = await drainWarmPools();
   if (failures.length > 0) throw new Error(`cleanup after the scenarios failed:\n- ${failures.join('\n- ')}`);
+});
+
+// The picture is taken right before the scenario's first action, like the server's.
+BeforeStep(async function (this: SyncWorld, { pickle, pickleStep }) {
+  if (pickleStep.type !== 'Action' || snapshots.has(this)) return;
+  const names = pickle.steps.map((step) => UNCHANGED.exec(step.text)?.[1]).filter((name): name is string => name !== undefined);
+  if (names.length === 0) return;
+  const taken = new Map<string, Snapshot>();
+  for (const name of names) taken.set(name, await snapshotOf(this, name));
+  snapshots.set(this, taken);
 });

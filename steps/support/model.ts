@@ -52,6 +52,7 @@ export function sqlType(portable: string): string {
 }
 
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** `user:{owner_id}` as a SQL expression over the projected row `r`. */

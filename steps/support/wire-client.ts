@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { INTENT_HEADER } from '../../harness/proxy/proxy.ts';
 import type { SchemaManifest, TableSchema } from '../../harness/wire/index.ts';
-import { type Reply, readReply, setMember } from './reply.ts';
+import { readReply, type Reply, setMember } from './reply.ts';
 
 export type Json = Record<string, unknown>;
 

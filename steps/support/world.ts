@@ -65,6 +65,24 @@ export interface ProcessClient extends ScenarioClient {
 /** What the last `syncNow` of a process client gave: its result, or the error it raised. */
 export type SyncResult = { completion: string; status: string } | { error: Error };
 
+/** The step that ran a sync: `client "X" syncs`, `... has synced` (also `of user "U"`), or `... syncs for the first time` / `starts syncing for the first time`. */
+export type SyncStep = 'syncs' | 'has synced' | 'first time';
+
+/**
+ * What the proxy recorded while one sync step of a client ran: the
+ * exchanges from index `from` up to (not including) `to` of its log, and what
+ * the sync returned. Every sync step keeps one, in every feature, so "that
+ * sync" and "those syncs" mean the same wherever a step says them.
+ */
+export interface SyncWindow {
+  client: string;
+  step: SyncStep;
+  from: number;
+  /** Undefined while the sync is still running. */
+  to: number | undefined;
+  result: SyncResult | undefined;
+}
+
 function setupOf<S extends ServerSetup | ClientSetup>(value: S | string | undefined, role: 'server' | 'client'): S {
   if (isSetup(value)) return value as S;
   return unavailable(String(value ?? 'reference'), String(value ?? 'reference'), `the ${role} adapter was not prepared: run the features through "synchro-conformance run"`) as S;
@@ -93,6 +111,10 @@ export class SyncWorld extends World<RunParameters> {
   /** The user each named client belongs to, from "client X of user Y" steps. */
   readonly clientUsers = new Map<string, string>();
   readonly lastSync = new Map<string, SyncResult>();
+  /** One window per sync step, in the order the steps ran (see SyncWindow). */
+  readonly syncWindows: SyncWindow[] = [];
+  /** How many replies were recorded before the scenario's first action step ("these responses" start there). */
+  repliesBeforeAction: number | undefined;
   /** Numbers a step noted under a name (V, W) for later steps to compare with. */
   readonly noted = new Map<string, number>();
   /** Server versions the harness's clients hold, by `table/pk`, from push outcomes and pulled or rebuilt rows. */
@@ -237,6 +259,29 @@ export class SyncWorld extends World<RunParameters> {
     return result;
   }
 
+  /** Opens a sync window of client `name` at the current end of the proxy's log; `closeSyncWindow` ends it. */
+  async openSyncWindow(name: string, step: SyncStep): Promise<SyncWindow> {
+    const window: SyncWindow = { client: name, step, from: (await this.proxy()).exchanges.length, to: undefined, result: undefined };
+    this.syncWindows.push(window);
+    return window;
+  }
+
+  /** Ends a sync window at the current end of the proxy's log, with the client's last sync result. */
+  async closeSyncWindow(window: SyncWindow): Promise<void> {
+    window.to = (await this.proxy()).exchanges.length;
+    window.result = this.lastSync.get(window.client);
+  }
+
+  /** Runs one sync step's work for client `name` inside a sync window. */
+  async inSyncWindow<T>(name: string, step: SyncStep, work: () => Promise<T>): Promise<T> {
+    const window = await this.openSyncWindow(name, step);
+    try {
+      return await work();
+    } finally {
+      await this.closeSyncWindow(window);
+    }
+  }
+
   /** The proxy in front of the scenario's server, with the scenario's wire fault installed. */
   proxy(): Promise<WireProxy> {
     this.#proxy ??= (async () => {
@@ -314,6 +359,7 @@ export class SyncWorld extends World<RunParameters> {
 }
 
 setWorldConstructor(SyncWorld);
+
 // Cucumber's own limit (5 s by default) would cut a step short of the deadlines
 // its waits carry (a server start, a sync); it stays as the outer bound.
 setDefaultTimeout(4 * DEFAULT_DEADLINE_MS);

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { AliasRelay } from '../../steps/opaque-tokens/alias-relay.ts';
-import { alterToken } from '../../steps/opaque-tokens/alteration.ts';
+import { AliasRelay } from '../../harness/proxy/alias-relay.ts';
+import { alterToken } from '../../steps/support/opaque-tokens/alteration.ts';
 
 const HASH = 'a'.repeat(64);
 const received: unknown[] = [];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { historyProblems, problemsOfKind } from '../../steps/scopes/history.ts';
-import type { History, HistoryStep } from '../../steps/scopes/state.ts';
+import { historyProblems, problemsOfKind } from '../../steps/support/scopes/history.ts';
+import type { History, HistoryStep } from '../../steps/support/scopes/state.ts';
 
 const step = (label: string, set: string[], version: number, expected = set): HistoryStep => ({ label, expected, observed: set, version, status: 200 });
 

@@ -1,0 +1,126 @@
+/**
+ * Portable seed artifacts a scenario built: where the files live (a
+ * destination directory of the scenario's own), what the last build reported,
+ * the exporter faults armed for the next build, and the server versions the
+ * scenario's rows were given under their feature labels (P1, P2...).
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { SeedArtifactResult } from '../../../harness/adapters/server.ts';
+import { currentManifest } from '../integrity/context.ts';
+import type { SyncWorld } from '../world.ts';
+import { seedControl } from './exports.ts';
+
+interface ArtifactState {
+  /** Exporter fault names armed for the next build. */
+  armed: string[];
+  last?: { out: string; result: SeedArtifactResult; before: string[] };
+  /** The build result of each published artifact, by file name. */
+  published: Map<string, Extract<SeedArtifactResult, { ok: true }>>;
+  /** Bytes the harness kept of an artifact before a later build aimed at the same destination. */
+  earlier: Map<string, { bytes: Buffer; sha256: string }>;
+  /** Feature label of a server version (P1) → the version the server gave. */
+  versions: Map<string, string>;
+  /** Receipts the harness read from an artifact, by scope ("that receipt"). */
+  receipts: Map<string, string>;
+}
+
+const states = new WeakMap<SyncWorld, ArtifactState>();
+
+export function artifactState(world: SyncWorld): ArtifactState {
+  let state = states.get(world);
+  if (state === undefined) {
+    state = { armed: [], published: new Map(), earlier: new Map(), versions: new Map(), receipts: new Map() };
+    states.set(world, state);
+  }
+  return state;
+}
+
+/** The directory every artifact of the scenario is published into; nothing else is written there. */
+export function artifactDir(world: SyncWorld): string {
+  const dir = join(world.scratchDir(), 'seed-artifacts');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export function artifactPath(world: SyncWorld, file: string): string {
+  if (file.includes('/') || file.startsWith('.')) throw new Error(`artifact name ${JSON.stringify(file)} must be a plain file name`);
+  return join(artifactDir(world), file);
+}
+
+export function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export function fileSha256(path: string): string {
+  return sha256(readFileSync(path));
+}
+
+/** Runs one artifact build into `file` with the armed faults (disarmed afterwards) and keeps what it reported. */
+export async function buildArtifact(world: SyncWorld, file: string, pageLimit: number | undefined): Promise<SeedArtifactResult> {
+  const seed = await seedControl(world);
+  if (seed.exportArtifact === undefined) throw new Error('the server adapter\'s seed capability cannot build portable seed artifacts (seed.exportArtifact)');
+  // The export binds the published manifest; asking for the current schema lets a server that publishes on demand do so first.
+  await currentManifest(world);
+  const state = artifactState(world);
+  const out = artifactPath(world, file);
+  const before = readdirSync(artifactDir(world)).sort();
+  const faults = state.armed;
+  state.armed = [];
+  const result = await seed.exportArtifact({ out, ...(pageLimit === undefined ? {} : { pageLimit }), ...(faults.length > 0 ? { faults } : {}) });
+  state.last = { out, result, before };
+  if (result.ok) state.published.set(file, result);
+  return result;
+}
+
+export function publishedResult(world: SyncWorld, file: string): Extract<SeedArtifactResult, { ok: true }> {
+  const result = artifactState(world).published.get(file);
+  if (result === undefined) throw new Error(`no export of this scenario published "${file}"`);
+  return result;
+}
+
+/** A copy of a published artifact for client `name` to open, outside the destination directory. */
+export function copyForClient(world: SyncWorld, file: string, name: string): string {
+  const dir = join(world.scratchDir(), 'seed-copies');
+  mkdirSync(dir, { recursive: true });
+  const copy = join(dir, `${name}-${file}`);
+  copyFileSync(artifactPath(world, file), copy);
+  return copy;
+}
+
+/** The server version a feature label (P1) stands for. */
+export function labelledVersion(world: SyncWorld, label: string): string {
+  const version = artifactState(world).versions.get(label);
+  if (version === undefined) throw new Error(`no server version was labelled ${label} in this scenario`);
+  return version;
+}
+
+/** `"p1" to "p5"` as the list p1..p5: the same prefix, numbered suffixes. */
+export function labelRange(first: string, last: string): string[] {
+  const a = /^(.*?)(\d+)$/.exec(first);
+  const b = /^(.*?)(\d+)$/.exec(last);
+  if (!a || !b || a[1] !== b[1] || Number(a[2]) > Number(b[2])) throw new Error(`"${first}" to "${last}" is not a numbered range`);
+  const out: string[] = [];
+  for (let k = Number(a[2]); k <= Number(b[2]); k += 1) out.push(`${a[1]}${k}`);
+  return out;
+}
+
+/** The receipt the harness read for `scope` earlier in the scenario. */
+export function readReceipt(world: SyncWorld, scope: string): string {
+  const receipt = artifactState(world).receipts.get(scope);
+  if (receipt === undefined) throw new Error(`the harness read no receipt for ${scope} from a seed artifact`);
+  return receipt;
+}
+
+/** Scope → receipt, as the artifact stores them (`_synchro_seed_receipts`, the client contract's table). */
+export function artifactReceipts(world: SyncWorld, file: string): Record<string, string> {
+  const db = new Database(artifactPath(world, file), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('SELECT scope_id, receipt FROM _synchro_seed_receipts ORDER BY scope_id').all() as { scope_id: string; receipt: string }[];
+    return Object.fromEntries(rows.map((r) => [r.scope_id, r.receipt]));
+  } finally {
+    db.close();
+  }
+}
