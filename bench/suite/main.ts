@@ -6,7 +6,10 @@
  * those that also start a client adapter process), scenarios per second,
  * and the ratio to a baseline measured in the same run: one reference server
  * started on a fresh database clone plus one connect over HTTP, the floor of
- * any server scenario when nothing is prepared ahead.
+ * any server scenario when nothing is prepared ahead. The floor is measured
+ * both ways the harness can start a server: as an instance in the server
+ * host (what scenarios use) and as a process of its own (what a scenario
+ * that kills its server uses).
  *
  * Durability: both sides use the harness's embedded cluster with the same
  * settings (fsync, synchronous_commit and full_page_writes off, as every
@@ -21,6 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openReferenceServer, prepareReferenceServer } from '../../harness/adapters/reference-server.ts';
 import type { ReferenceServerSetup } from '../../harness/adapters/setup.ts';
+import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
 import { RESOURCES_MEDIA_TYPE, type ResourcesEvidence } from '../../harness/report/evidence.ts';
 import { readMessages, toMillis } from '../../harness/report/messages.ts';
 
@@ -33,7 +37,7 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 const median = (values: number[]) => quantile([...values].sort((a, b) => a - b), 0.5);
 
 /** One cold server start on a fresh clone and one connect over HTTP, in seconds each. */
-async function baseline(runs: number): Promise<number[]> {
+async function baseline(runs: number, ownProcess: boolean): Promise<number[]> {
   const prepared = await prepareReferenceServer(root);
   if (!prepared.setup.available) throw new Error(`the reference server is unavailable: ${prepared.setup.reason}`);
   const setup = prepared.setup as ReferenceServerSetup;
@@ -41,7 +45,7 @@ async function baseline(runs: number): Promise<number[]> {
   try {
     for (let run = 0; run < runs; run += 1) {
       const started = performance.now();
-      const server = await openReferenceServer(setup, { name: `bench_floor_${process.pid}_${run}`, faults: [], deadlineMs: 60_000 });
+      const server = await openReferenceServer(setup, { name: `bench_floor_${process.pid}_${run}`, faults: [], deadlineMs: 60_000, ownProcess });
       const response = await fetch(`${server.baseUrl}/sync/connect`, {
         method: 'POST',
         headers: { authorization: `Bearer ${await server.token('bench-user')}`, 'content-type': 'application/json' },
@@ -53,6 +57,7 @@ async function baseline(runs: number): Promise<number[]> {
       await server.close();
     }
   } finally {
+    await drainWarmPools();
     await prepared.close();
   }
   return seconds;
@@ -97,8 +102,8 @@ async function main(): Promise<void> {
   const runs = Number(values['baseline-runs']);
   if (!Number.isInteger(runs) || runs < 1 || runs > 100) throw new Error('--baseline-runs must be 1..100');
 
-  const floorRuns = await baseline(runs);
-  const floor = median(floorRuns);
+  const floor = median(await baseline(runs, false));
+  const processFloor = median(await baseline(runs, true));
 
   const out = mkdtempSync(join(tmpdir(), 'synchro-bench-suite-'));
   try {
@@ -114,7 +119,7 @@ async function main(): Promise<void> {
 
     console.log(`selection: ${values.tags}`);
     console.log('durability: embedded cluster, fsync/synchronous_commit/full_page_writes off on both sides');
-    console.log(`baseline (floor): one cold server start on a fresh clone + one connect, ${runs} runs: median ${floor.toFixed(3)} s`);
+    console.log(`baseline (floor): one server start on a fresh clone + one connect, ${runs} runs each: median ${floor.toFixed(3)} s as an instance in the server host (the ratios below), ${processFloor.toFixed(3)} s as a process of its own`);
     console.log(line('server-only scenarios', serverOnly, floor, TARGET_SERVER_S));
     console.log(line('scenarios with a client', withClient, floor, TARGET_CLIENT_S));
     console.log(line('all passed scenarios', worked.map((s) => s.seconds), floor));
