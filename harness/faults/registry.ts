@@ -18,62 +18,18 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FaultRule } from '../proxy/faults.ts';
+import { COMMON_WIRE_FAULTS } from './wire/common.ts';
+import type { FaultDefinition } from './wire/define.ts';
+import { STATE_WIRE_FAULTS } from './wire/failure-state-and-version.ts';
+import { INTEGRITY_WIRE_FAULTS } from './wire/integrity.ts';
+import { PROTOCOL_WIRE_FAULTS } from './wire/protocol.ts';
+import { SCOPE_WIRE_FAULTS } from './wire/scope-and-membership.ts';
+import { SEED_WIRE_FAULTS } from './wire/startup-and-portable-seed.ts';
 
-export type FaultKind = 'wire' | 'server' | 'client';
+export type { FaultDefinition, FaultKind } from './wire/define.ts';
 
-/**
- * How a fault is made. What it breaks is said once, in the invariants.yaml
- * recipe that uses it (with the Rule it targets), not here.
- */
-export interface FaultDefinition {
-  name: string;
-  kind: FaultKind;
-  /** Wire faults: the proxy rules that make the fault. */
-  rules?: FaultRule[];
-  /** Switches: `file:line` of each marked line in reference/. */
-  places?: string[];
-}
-
-const wire = (name: string, rules: FaultRule[]): FaultDefinition => ({ name: `wire:${name}`, kind: 'wire', rules });
-
-/** Faults the proxy injects. */
-export const WIRE_FAULTS: readonly FaultDefinition[] = [
-  wire('drop-push-response', [{ endpoint: 'push', fault: { kind: 'drop-response' } }]),
-  wire('drop-pull-response', [{ endpoint: 'pull', fault: { kind: 'drop-response' } }]),
-  wire('push-429', [{ endpoint: 'push', fault: { kind: 'status', status: 429, retryAfter: '1' } }]),
-  wire('push-503', [{ endpoint: 'push', fault: { kind: 'status', status: 503, retryAfter: '1' } }]),
-  wire('pull-503', [{ endpoint: 'pull', fault: { kind: 'status', status: 503, retryAfter: '1' } }]),
-  wire('delay-push', [{ endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'delay', ms: 2_000 } }]),
-  wire('duplicate-push', [{ endpoint: 'push', fault: { kind: 'duplicate' } }]),
-  wire('truncate-pull-response', [{ endpoint: 'pull', fault: { kind: 'truncate' } }]),
-  wire('truncate-rebuild-response', [{ endpoint: 'rebuild', fault: { kind: 'truncate' } }]),
-  wire('corrupt-pull-response', [{ endpoint: 'pull', fault: { kind: 'corrupt-byte' } }]),
-  wire('corrupt-rebuild-response', [{ endpoint: 'rebuild', fault: { kind: 'corrupt-byte' } }]),
-  wire('pull-row-edited-under-digest', [
-    { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'edit one text value of each pull change row, keeping its row_checksum', transform: editRowsUnderDigest } },
-  ]),
-];
-
-/**
- * Appends a character to the first text value of each pull change row that
- * is not its key, leaving `row_checksum` as the server computed it; a body
- * with no such row is left alone.
- */
-// biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
-function editRowsUnderDigest(json: any): unknown {
-  let edited = false;
-  for (const change of Array.isArray(json?.changes) ? json.changes : []) {
-    const row = change?.row;
-    if (row === null || typeof row !== 'object') continue;
-    const keyFields = new Set(Object.keys(change.pk ?? {}));
-    const name = Object.keys(row).find((k) => typeof row[k] === 'string' && !keyFields.has(k));
-    if (name === undefined) continue;
-    row[name] = `${row[name]}~`;
-    edited = true;
-  }
-  return edited ? json : undefined;
-}
+/** Faults the proxy injects: the shared ones and each section's own. */
+export const WIRE_FAULTS: readonly FaultDefinition[] = [...COMMON_WIRE_FAULTS, ...PROTOCOL_WIRE_FAULTS, ...INTEGRITY_WIRE_FAULTS, ...STATE_WIRE_FAULTS, ...SCOPE_WIRE_FAULTS, ...SEED_WIRE_FAULTS];
 
 const MARK = /\/\/ fault: ((server|client):[a-z0-9-]+)/g;
 const REFERENCE_DIR = fileURLToPath(new URL('../../reference/', import.meta.url));
