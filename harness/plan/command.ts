@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { loadRecords } from '../catalog/records.ts';
 import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
+import { FEATURE_PATHS, STEP_IMPORTS } from '../run/cucumber.ts';
 import { type Plan, planRequirements, type RequirementPlan, type StepGap } from './definitions.ts';
 
 export const USAGE = `plan [--tags <expression>] [--records invariants.yaml] [--json]
@@ -26,9 +27,6 @@ const OPTIONS = {
   help: { type: 'boolean', default: false },
 } as const;
 
-/** The same feature and step globs `run` uses. */
-const FEATURE_PATHS = ['features/**/*.feature'];
-const STEP_IMPORTS = ['steps/**/*.ts'];
 
 export async function main(args: string[]): Promise<number> {
   const { values } = parseCommandLine({ args, options: OPTIONS, allowPositionals: false }, USAGE);
@@ -38,7 +36,7 @@ export async function main(args: string[]): Promise<number> {
   }
   const recordsPath = resolve(values.records);
   const records = loadRecords(recordsPath).records.map((located) => located.record);
-  const plan = await planRequirements({ root: dirname(recordsPath), records, paths: FEATURE_PATHS, imports: STEP_IMPORTS, tags: values.tags });
+  const plan = await planRequirements({ root: dirname(recordsPath), records, paths: [...FEATURE_PATHS], imports: [...STEP_IMPORTS], tags: values.tags });
   if (plan.requirements.length === 0) {
     throw new UsageError(`--tags "${values.tags}" selects no scenario of any requirement in ${values.records}`);
   }

@@ -21,7 +21,7 @@ import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { formatSummary, writeReports } from '../report/write.ts';
 import { vectorSetHash } from '../vectors/command.ts';
-import { runFeatures } from './cucumber.ts';
+import { FEATURE_PATHS, runFeatures, STEP_IMPORTS } from './cucumber.ts';
 import { loadRunConfig, RUN_CONFIG_FILE } from './run-config.ts';
 import { describeSetup, openSession } from './session.ts';
 
@@ -93,8 +93,8 @@ export async function main(args: string[]): Promise<number> {
     console.log(`catalog: ${catalog.file} (${catalog.invariants.length} invariants, sha256 ${catalog.sha256})`);
     await runFeatures({
       cwd: root,
-      paths: ['features/**/*.feature'],
-      imports: ['steps/**/*.ts'],
+      paths: [...FEATURE_PATHS],
+      imports: [...STEP_IMPORTS],
       ...(tags ? { tags } : {}),
       parallel,
       worldParameters: values.fault === undefined ? session.worldParameters : { ...session.worldParameters, fault: values.fault },

@@ -10,6 +10,10 @@ import { type ISupportCodeLibrary, loadConfiguration, loadSupport, runCucumber }
 import { incompleteScenarios } from './incomplete.ts';
 import { leaseSession, needsSession } from './session.ts';
 
+/** Where the project's features and step definitions are, relative to its root: every command runs the same ones. */
+export const FEATURE_PATHS: readonly string[] = ['features/**/*.feature'];
+export const STEP_IMPORTS: readonly string[] = ['steps/**/*.ts'];
+
 /** World parameters travel to worker processes as JSON. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

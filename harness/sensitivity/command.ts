@@ -19,6 +19,7 @@ import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { knownFaultNames } from '../faults/registry.ts';
 import { writeAllOrNothing, writeReports } from '../report/write.ts';
 import { parallelism, profileTags } from '../run/command.ts';
+import { STEP_IMPORTS } from '../run/cucumber.ts';
 import { runSensitivity, type SensitivityOutcome } from './run.ts';
 
 export const USAGE = `sensitivity [--tags <expression>] [--profile server|client|full] [--server <adapter>] [--client <adapter>]
@@ -67,7 +68,7 @@ export async function main(args: string[]): Promise<number> {
       records,
       knownFaults: knownFaultNames(),
       worldParameters: { server: values.server, client: values.client, root },
-      imports: ['steps/**/*.ts'],
+      imports: [...STEP_IMPORTS],
       parallel,
       workDir,
       ...(baselineMessages === undefined ? {} : { baselineMessages }),

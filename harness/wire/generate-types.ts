@@ -9,7 +9,8 @@ import { loadWireSchemas, schemaIdOf, WIRE_KINDS, WIRE_SCHEMA_BASE } from './sch
 
 export const GENERATED_TYPES_PATH = new URL('./generated.ts', import.meta.url);
 
-const BANNER = [
+/** The header of every file generated from the schemas. */
+export const GENERATED_BANNER = [
   '/**',
   ' * Generated from schemas/*.schema.json by scripts/generate-wire-types.ts.',
   ' * Do not edit by hand: change the schema and run `npm run generate`.',
@@ -27,7 +28,7 @@ export async function generateWireTypes(): Promise<string> {
     properties: Object.fromEntries(WIRE_KINDS.map((kind) => [kind, { $ref: schemaIdOf(kind) }])),
   };
   const text = await compile(root as never, 'WireMessages', {
-    bannerComment: BANNER,
+    bannerComment: GENERATED_BANNER,
     additionalProperties: false,
     strictIndexSignatures: true,
     unknownAny: true,

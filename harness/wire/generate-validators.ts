@@ -10,6 +10,7 @@
 import { Ajv2020, _ } from 'ajv/dist/2020.js';
 import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
+import { GENERATED_BANNER } from './generate-types.ts';
 import { loadWireSchemas, schemaIdOf, WIRE_KINDS } from './schema-files.ts';
 
 // Both are CommonJS; under ESM their default exports arrive wrapped once.
@@ -18,12 +19,6 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020, formats?: strin
 
 export const GENERATED_VALIDATORS_PATH = new URL('./validators.generated.cjs', import.meta.url);
 
-const BANNER = [
-  '/**',
-  ' * Generated from schemas/*.schema.json by scripts/generate-wire-types.ts.',
-  ' * Do not edit by hand: change the schema and run `npm run generate`.',
-  ' */',
-].join('\n');
 
 /** The strict ajv settings of every wire validator; the standalone code is compiled with exactly these. */
 export function wireAjv(options: { standalone: boolean }): Ajv2020 {
@@ -42,5 +37,5 @@ export function wireAjv(options: { standalone: boolean }): Ajv2020 {
 export function generateWireValidators(): string {
   const ajv = wireAjv({ standalone: true });
   const code = standaloneCode(ajv, Object.fromEntries(WIRE_KINDS.map((kind) => [kind, schemaIdOf(kind)])));
-  return `${BANNER}\n${code}\n`;
+  return `${GENERATED_BANNER}\n${code}\n`;
 }
