@@ -23,8 +23,9 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
   const fn = reg.rows[0];
   if (fn === undefined) return [];
   // A dropped or edited function fails closed until it is registered again.
+  if (fault('definition-hash-unchecked')) fn.def_sha256 = fn.now_sha ?? fn.def_sha256; // fault: server:definition-hash-unchecked
   if (fn.owner === null || fn.now_sha === null || !fn.now_sha.equals(fn.def_sha256)) throw integrityFailure();
-  const limit = fn.max_scopes === null ? '' : ` LIMIT ${fn.max_scopes + 1}`;
+  const limit = fn.max_scopes === null ? (fault('unbounded-assignment-capped') ? ' LIMIT 1000' : '') : ` LIMIT ${fn.max_scopes + 1}`; // fault: server:unbounded-assignment-capped
   let rows: Array<{ s: string | null }>;
   try {
     await db.query(`SET LOCAL ROLE ${quoteIdent(fn.owner)}`);
@@ -33,10 +34,11 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
   } catch {
     throw integrityFailure();
   }
+  if (fault('bounded-assignment-truncated') && fn.max_scopes !== null) rows = rows.slice(0, fn.max_scopes); // fault: server:bounded-assignment-truncated
   if (fn.max_scopes !== null && rows.length > fn.max_scopes) throw integrityFailure();
   const out: string[] = [];
   for (const { s } of rows) {
-    if (s === null || s.trim() === '' || s.startsWith('user:')) throw integrityFailure();
+    if (s === null || s.trim() === '' || (s.startsWith('user:') && !fault('function-user-scopes-accepted'))) throw integrityFailure(); // fault: server:function-user-scopes-accepted
     out.push(s);
   }
   return out;
@@ -52,6 +54,7 @@ export async function computeAssignment(db: PoolClient, userId: string): Promise
   );
   const all = new Set(sources.rows.map((r) => r.scope_id));
   const fromFunction = await assignedByFunction(db, userId).catch((e: unknown) => (fault('assignment-failure-as-empty') ? [] : Promise.reject(e))); // fault: server:assignment-failure-as-empty
+  if (fault('function-scopes-kept-as-grants')) for (const s of fromFunction) await db.query('INSERT INTO synchro.user_scope_grants (user_id, scope_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [userId, s]); // fault: server:function-scopes-kept-as-grants
   for (const s of fromFunction) all.add(s);
   return [...all].sort(byBytes);
 }
