@@ -7,7 +7,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
-import { recordScopeSet } from './scope-history.ts';
+import { recordScopeSet, versionRecordedFor } from './scope-history.ts';
 import { withClientSnapshot } from './snapshot.ts';
 import { quoteIdent } from './tables.ts';
 
@@ -78,7 +78,8 @@ export async function reconcile(db: PoolClient, userId: string, clientId: string
   const removed = [...before].filter((s) => !assigned.includes(s)).sort(byBytes);
   if (added.length === 0 && removed.length === 0 && fault('unchanged-set-rerecorded')) await recordScopeSet(db, userId, clientId, storedVersion, assigned); // fault: server:unchanged-set-rerecorded
   if (added.length === 0 && removed.length === 0 && !fault('scope-version-bump-unchanged')) return { scopeSetVersion: storedVersion, assigned, added, removed }; // fault: server:scope-version-bump-unchanged
-  const version = storedVersion + (fault('scope-version-double-step') ? 2 : 1); // fault: server:scope-version-double-step
+  let version = storedVersion + (fault('scope-version-double-step') ? 2 : 1); // fault: server:scope-version-double-step
+  if (fault('scope-version-reuses-recorded-set')) version = (await versionRecordedFor(db, userId, clientId, assigned)) ?? version; // fault: server:scope-version-reuses-recorded-set
   if (version > Number.MAX_SAFE_INTEGER) throw integrityFailure('scope_set_version cannot advance past the portable integer range');
   for (const s of added) {
     await db.query(
