@@ -6,6 +6,9 @@ export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('pull-scope-updates-emptied', [
     { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'empty scope_updates of each pull answer that reports a change, keeping its scope_set_version', transform: emptyScopeUpdates } },
   ]),
+  wire('pull-tombstone-as-update', [
+    { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'report each tombstone (a delete carrying its row) of a pull answer with op "update"', transform: tombstonesAsUpdate } },
+  ]),
 ];
 
 /**
@@ -21,3 +24,14 @@ function emptyScopeUpdates(json: any): unknown {
   return json;
 }
 
+/**
+ * Gives every pull change that deletes a row but still carries it (a soft
+ * delete's tombstone) the op "update", the verb of the source statement that
+ * made it; a body without a tombstone is left alone.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
+function tombstonesAsUpdate(json: any): unknown {
+  const tombstones = (Array.isArray(json?.changes) ? json.changes : []).filter((change: { op?: unknown; row?: unknown }) => change?.op === 'delete' && change.row !== undefined && change.row !== null);
+  for (const change of tombstones) change.op = 'update';
+  return tombstones.length > 0 ? json : undefined;
+}
