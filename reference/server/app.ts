@@ -14,6 +14,7 @@ import { fault } from './core/faults.ts';
 import { ManifestStore } from './core/manifests.ts';
 import { installSchema, waiveScopeFunctionContract } from './db/install.ts';
 import { createSyncServer } from './router.ts';
+import { applySqlFaults } from './sql-faults.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.
 pg.types.setTypeParser(20, (v: string) => v);
@@ -50,6 +51,7 @@ export interface StartOptions {
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   await installSchema(options.databaseUrl);
+  await applySqlFaults(options.databaseUrl);
   if (fault('scope-function-contract-unchecked')) await waiveScopeFunctionContract(options.databaseUrl); // fault: server:scope-function-contract-unchecked
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
   pool.on('error', () => undefined);

@@ -120,6 +120,7 @@ export async function runCycle(ctx: Ctx, life: Lifecycle): Promise<Completion> {
           continue;
         }
         if (!page.hasMore) pulledClean = true;
+        if (pulledClean && fault('defer-pull-added-rebuild') && scopeNeedingRebuild(ctx) !== undefined) { life.route('ready'); return 'idle'; } // fault: client:defer-pull-added-rebuild
         continue;
       }
       life.route('ready');

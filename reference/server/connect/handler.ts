@@ -10,6 +10,7 @@ import type { Admit } from '../core/admission.ts';
 import { reconcile } from '../core/assignment.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { integrityFailure, invalidRequest, SyncError } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
 import type { ManifestStore } from '../core/manifests.ts';
 import { deltaForPresented } from '../core/scope-history.ts';
 import { bridgeCursors } from './bridge.ts';
@@ -71,7 +72,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     );
     let row = existing.rows[0];
     const continuing = row !== undefined;
-    if (row !== undefined && fresh) throw invalidReference(request.schema, 'the fresh sentinel is only for a new client');
+    if (row !== undefined && fresh) { if (!fault('sentinel-restarts-known-client')) throw invalidReference(request.schema, 'the fresh sentinel is only for a new client'); request.client_generation = Number(row.client_generation); } // fault: server:sentinel-restarts-known-client
     if (row !== undefined && request.client_generation === undefined) throw invalidReference(request.schema, 'a continuing client sends its generation');
     let generation: number;
     if (row === undefined) {

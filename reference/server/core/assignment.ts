@@ -4,10 +4,11 @@
  * assignment function's result, evaluated once per request as the function's
  * owner. A changed set advances scope_set_version by exactly one.
  */
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
-import { recordScopeSet } from './scope-history.ts';
+import { recordScopeSet, versionRecordedFor } from './scope-history.ts';
+import { withClientSnapshot } from './snapshot.ts';
 import { quoteIdent } from './tables.ts';
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -22,8 +23,9 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
   const fn = reg.rows[0];
   if (fn === undefined) return [];
   // A dropped or edited function fails closed until it is registered again.
+  if (fault('definition-hash-unchecked')) fn.def_sha256 = fn.now_sha ?? fn.def_sha256; // fault: server:definition-hash-unchecked
   if (fn.owner === null || fn.now_sha === null || !fn.now_sha.equals(fn.def_sha256)) throw integrityFailure();
-  const limit = fn.max_scopes === null ? '' : ` LIMIT ${fn.max_scopes + 1}`;
+  const limit = fn.max_scopes === null ? (fault('unbounded-assignment-capped') ? ' LIMIT 1000' : '') : ` LIMIT ${fn.max_scopes + 1}`; // fault: server:unbounded-assignment-capped
   let rows: Array<{ s: string | null }>;
   try {
     await db.query(`SET LOCAL ROLE ${quoteIdent(fn.owner)}`);
@@ -32,10 +34,11 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
   } catch {
     throw integrityFailure();
   }
+  if (fault('bounded-assignment-truncated') && fn.max_scopes !== null) rows = rows.slice(0, fn.max_scopes); // fault: server:bounded-assignment-truncated
   if (fn.max_scopes !== null && rows.length > fn.max_scopes) throw integrityFailure();
   const out: string[] = [];
   for (const { s } of rows) {
-    if (s === null || s.trim() === '' || s.startsWith('user:')) throw integrityFailure();
+    if (s === null || s.trim() === '' || (s.startsWith('user:') && !fault('function-user-scopes-accepted'))) throw integrityFailure(); // fault: server:function-user-scopes-accepted
     out.push(s);
   }
   return out;
@@ -51,6 +54,7 @@ export async function computeAssignment(db: PoolClient, userId: string): Promise
   );
   const all = new Set(sources.rows.map((r) => r.scope_id));
   const fromFunction = await assignedByFunction(db, userId).catch((e: unknown) => (fault('assignment-failure-as-empty') ? [] : Promise.reject(e))); // fault: server:assignment-failure-as-empty
+  if (fault('function-scopes-kept-as-grants')) for (const s of fromFunction) await db.query('INSERT INTO synchro.user_scope_grants (user_id, scope_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [userId, s]); // fault: server:function-scopes-kept-as-grants
   for (const s of fromFunction) all.add(s);
   return [...all].sort(byBytes);
 }
@@ -72,8 +76,10 @@ export async function reconcile(db: PoolClient, userId: string, clientId: string
   const before = new Set(prior.rows.map((r) => r.scope_id));
   const added = assigned.filter((s) => !before.has(s));
   const removed = [...before].filter((s) => !assigned.includes(s)).sort(byBytes);
+  if (added.length === 0 && removed.length === 0 && fault('unchanged-set-rerecorded')) await recordScopeSet(db, userId, clientId, storedVersion, assigned); // fault: server:unchanged-set-rerecorded
   if (added.length === 0 && removed.length === 0 && !fault('scope-version-bump-unchanged')) return { scopeSetVersion: storedVersion, assigned, added, removed }; // fault: server:scope-version-bump-unchanged
-  const version = storedVersion + (fault('scope-version-double-step') ? 2 : 1); // fault: server:scope-version-double-step
+  let version = storedVersion + (fault('scope-version-double-step') ? 2 : 1); // fault: server:scope-version-double-step
+  if (fault('scope-version-reuses-recorded-set')) version = (await versionRecordedFor(db, userId, clientId, assigned)) ?? version; // fault: server:scope-version-reuses-recorded-set
   if (version > Number.MAX_SAFE_INTEGER) throw integrityFailure('scope_set_version cannot advance past the portable integer range');
   for (const s of added) {
     await db.query(
@@ -101,4 +107,33 @@ export async function storedAssignment(db: PoolClient, userId: string, clientId:
     [userId, clientId],
   );
   return { scopeSetVersion: storedVersion, assigned: rows.map((r) => r.scope_id).sort(byBytes), added: [], removed: [] };
+}
+
+/**
+ * Sensitivity-run fault only: reconciles the named client in a transaction
+ * of its own before the request is checked, as a server that reconciles
+ * assignment in front of its request handling would.
+ */
+export async function reconcileAhead(pool: Pool, userId: string, body: unknown): Promise<void> {
+  const clientId = (body as { client_id?: unknown } | null)?.client_id;
+  if (typeof clientId !== 'string') return;
+  await withClientSnapshot(pool, JSON.stringify(['pull', userId, clientId]), async (db) => {
+    const { rows } = await db.query<{ scope_set_version: string }>('SELECT scope_set_version FROM synchro.clients WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+    if (rows[0] !== undefined) await reconcile(db, userId, clientId, Number(rows[0].scope_set_version));
+  });
+}
+
+/**
+ * Sensitivity-run fault only: evaluates the assignment and stores it as the
+ * client's assigned scopes in place, without a version step or a recorded
+ * set, as a rebuild that refreshes assignment on its own would.
+ */
+export async function refreshAssignmentInPlace(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<void> {
+  const assigned = await computeAssignment(db, userId);
+  await db.query('UPDATE synchro.client_scopes SET assigned = (scope_id = ANY($3::text[])) WHERE user_id = $1 AND client_id = $2', [userId, clientId, assigned]);
+  await db.query(
+    `INSERT INTO synchro.client_scopes (user_id, client_id, scope_id, assigned, changed_at_version) SELECT $1, $2, s, true, $4 FROM unnest($3::text[]) AS s
+     ON CONFLICT (user_id, client_id, scope_id) DO NOTHING`,
+    [userId, clientId, assigned, storedVersion],
+  );
 }

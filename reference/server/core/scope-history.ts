@@ -34,6 +34,19 @@ export async function scopeSetAt(db: PoolClient, userId: string, clientId: strin
 }
 
 /**
+ * Sensitivity-run fault only: the lowest version on record for exactly this
+ * set (byte-ordered scope IDs), as a server that names each distinct set by
+ * one version would reuse it.
+ */
+export async function versionRecordedFor(db: PoolClient, userId: string, clientId: string, assigned: readonly string[]): Promise<number | undefined> {
+  const { rows } = await db.query<{ scope_set_version: string }>(
+    'SELECT scope_set_version FROM synchro.client_scope_sets WHERE user_id = $1 AND client_id = $2 AND scope_ids = $3::text[] ORDER BY scope_set_version LIMIT 1',
+    [userId, clientId, [...assigned]],
+  );
+  return rows[0] === undefined ? undefined : Number(rows[0].scope_set_version);
+}
+
+/**
  * Drops the sets below `version`: the client presented `version` on a pull
  * that succeeded, so it holds that set and never asks from an older one.
  * The row of `version` itself stays, because the answer to this pull can be

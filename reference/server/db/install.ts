@@ -58,3 +58,35 @@ export async function waiveScopeFunctionContract(databaseUrl: string): Promise<v
     await client.end();
   }
 }
+
+/** One change a sensitivity-run fault makes to the installed SQL. */
+export type SqlAmendment =
+  /** Replace `from`, which must occur exactly once, by `to` in the definition of `fn` (a regprocedure) and reinstall it. */
+  | { fn: string; from: string; to: string }
+  /** Run a statement as the installer (a grant, for instance). */
+  | { statement: string };
+
+/**
+ * Sensitivity-run faults only: applies each amendment to the installed schema.
+ * A function is read back with pg_get_functiondef, edited and installed again
+ * with CREATE OR REPLACE, so its owner and grants stay. A clause that is not
+ * found is an error, so a fault cannot silently change nothing.
+ */
+export async function amendInstalledSql(databaseUrl: string, amendments: readonly SqlAmendment[]): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const amendment of amendments) {
+      if ('statement' in amendment) {
+        await client.query(amendment.statement);
+        continue;
+      }
+      const { rows } = await client.query<{ def: string }>('SELECT pg_get_functiondef($1::regprocedure) AS def', [amendment.fn]);
+      const def = rows[0]?.def ?? '';
+      if (def.split(amendment.from).length !== 2) throw new Error(`fault amendment: ${amendment.fn} does not contain exactly one "${amendment.from}"`);
+      await client.query(def.replace(amendment.from, amendment.to));
+    }
+  } finally {
+    await client.end();
+  }
+}

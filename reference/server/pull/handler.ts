@@ -11,7 +11,7 @@ import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
 import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
-import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
+import { type Reconciled, reconcile, reconcileAhead, storedAssignment } from '../core/assignment.ts';
 import { scopeChecksum } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
@@ -34,6 +34,7 @@ async function updatesFor(db: PoolClient, userId: string, request: PullRequest, 
 }
 
 export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
+  if (fault('reconcile-before-request-checks')) await reconcileAhead(pool, userId, value); // fault: server:reconcile-before-request-checks
   const parsed = validate('pull-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: PullRequest = parsed.value;

@@ -12,11 +12,13 @@ import { canonicalJson, checksumObject } from '../../../harness/codec/index.ts';
 import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
+import { refreshAssignmentInPlace } from '../core/assignment.ts';
 import { digestOf, scopeRows } from '../core/checksums.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
 import { signToken, verifyToken } from '../core/cursor-tokens.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
 import { type ClientState, gateCapture, gateClient } from '../core/gates.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import type { Catalog, ManifestStore } from '../core/manifests.ts';
@@ -212,6 +214,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
   return await withClientSnapshot(pool, JSON.stringify(['pull', userId, request.client_id]), async (db) => {
     const { boundary, streamGeneration } = await readBoundary(db);
     const client = await gateClient(db, userId, request, catalog);
+    if (fault('rebuild-reconciles-assignment')) await refreshAssignmentInPlace(db, userId, request.client_id, client.scopeSetVersion); // fault: server:rebuild-reconciles-assignment
     if (request.cursor === null) {
       const existing = await loadSession(db, 'user_id = $1 AND client_id = $2 AND rebuild_id = $3', [userId, request.client_id, request.rebuild_id]);
       if (existing !== undefined) {
