@@ -4,11 +4,10 @@
  * assignment function's result, evaluated once per request as the function's
  * owner. A changed set advances scope_set_version by exactly one.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
 import { recordScopeSet, versionRecordedFor } from './scope-history.ts';
-import { withClientSnapshot } from './snapshot.ts';
 import { quoteIdent } from './tables.ts';
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -109,31 +108,3 @@ export async function storedAssignment(db: PoolClient, userId: string, clientId:
   return { scopeSetVersion: storedVersion, assigned: rows.map((r) => r.scope_id).sort(byBytes), added: [], removed: [] };
 }
 
-/**
- * Sensitivity-run fault only: reconciles the named client in a transaction
- * of its own before the request is checked, as a server that reconciles
- * assignment in front of its request handling would.
- */
-export async function reconcileAhead(pool: Pool, userId: string, body: unknown): Promise<void> {
-  const clientId = (body as { client_id?: unknown } | null)?.client_id;
-  if (typeof clientId !== 'string') return;
-  await withClientSnapshot(pool, JSON.stringify(['pull', userId, clientId]), async (db) => {
-    const { rows } = await db.query<{ scope_set_version: string }>('SELECT scope_set_version FROM synchro.clients WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
-    if (rows[0] !== undefined) await reconcile(db, userId, clientId, Number(rows[0].scope_set_version));
-  });
-}
-
-/**
- * Sensitivity-run fault only: evaluates the assignment and stores it as the
- * client's assigned scopes in place, without a version step or a recorded
- * set, as a rebuild that refreshes assignment on its own would.
- */
-export async function refreshAssignmentInPlace(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<void> {
-  const assigned = await computeAssignment(db, userId);
-  await db.query('UPDATE synchro.client_scopes SET assigned = (scope_id = ANY($3::text[])) WHERE user_id = $1 AND client_id = $2', [userId, clientId, assigned]);
-  await db.query(
-    `INSERT INTO synchro.client_scopes (user_id, client_id, scope_id, assigned, changed_at_version) SELECT $1, $2, s, true, $4 FROM unnest($3::text[]) AS s
-     ON CONFLICT (user_id, client_id, scope_id) DO NOTHING`,
-    [userId, clientId, assigned, storedVersion],
-  );
-}

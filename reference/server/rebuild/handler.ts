@@ -12,7 +12,7 @@ import { canonicalJson, checksumObject } from '../../../harness/codec/index.ts';
 import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
-import { refreshAssignmentInPlace } from '../core/assignment.ts';
+import { refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
 import { digestOf, scopeRows } from '../core/checksums.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';

@@ -1,0 +1,37 @@
+/**
+ * Behaviour that only a sensitivity-run fault switch reaches: what a server
+ * that gets a clause wrong would do, written out here so the modules a reader
+ * follows keep only the correct behaviour and a one-line switch.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { computeAssignment, reconcile } from './assignment.ts';
+import { withClientSnapshot } from './snapshot.ts';
+
+/**
+ * Sensitivity-run fault only: reconciles the named client in a transaction
+ * of its own before the request is checked, as a server that reconciles
+ * assignment in front of its request handling would.
+ */
+export async function reconcileAhead(pool: Pool, userId: string, body: unknown): Promise<void> {
+  const clientId = (body as { client_id?: unknown } | null)?.client_id;
+  if (typeof clientId !== 'string') return;
+  await withClientSnapshot(pool, JSON.stringify(['pull', userId, clientId]), async (db) => {
+    const { rows } = await db.query<{ scope_set_version: string }>('SELECT scope_set_version FROM synchro.clients WHERE user_id = $1 AND client_id = $2', [userId, clientId]);
+    if (rows[0] !== undefined) await reconcile(db, userId, clientId, Number(rows[0].scope_set_version));
+  });
+}
+
+/**
+ * Sensitivity-run fault only: evaluates the assignment and stores it as the
+ * client's assigned scopes in place, without a version step or a recorded
+ * set, as a rebuild that refreshes assignment on its own would.
+ */
+export async function refreshAssignmentInPlace(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<void> {
+  const assigned = await computeAssignment(db, userId);
+  await db.query('UPDATE synchro.client_scopes SET assigned = (scope_id = ANY($3::text[])) WHERE user_id = $1 AND client_id = $2', [userId, clientId, assigned]);
+  await db.query(
+    `INSERT INTO synchro.client_scopes (user_id, client_id, scope_id, assigned, changed_at_version) SELECT $1, $2, s, true, $4 FROM unnest($3::text[]) AS s
+     ON CONFLICT (user_id, client_id, scope_id) DO NOTHING`,
+    [userId, clientId, assigned, storedVersion],
+  );
+}
