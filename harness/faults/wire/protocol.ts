@@ -1,4 +1,46 @@
 /** Wire faults made for the recipes of the Protocol Invariants section (what each breaks is said in invariants.yaml). */
-import type { FaultDefinition } from './define.ts';
+import { type FaultDefinition, wire } from './define.ts';
 
-export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [];
+export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
+  // SYNC-PROTO-001..005
+  wire('offset-datetime', [
+    { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'write each datetime value of the pulled rows with +00:00 instead of Z', transform: offsetDatetimes } },
+    { endpoint: 'rebuild', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'write each datetime value of the rebuilt rows with +00:00 instead of Z', transform: offsetDatetimes } },
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'write each datetime value of the returned rows with +00:00 instead of Z', transform: offsetDatetimes } },
+  ]),
+  wire('server-time-milliseconds', [
+    { endpoint: 'connect', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'cut server_time to three fraction digits', transform: millisecondServerTime } },
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'cut server_time to three fraction digits', transform: millisecondServerTime } },
+  ]),
+];
+
+// biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
+type Loose = any;
+
+const outcomesOf = (json: Loose): Loose[] => [...(Array.isArray(json?.accepted) ? json.accepted : []), ...(Array.isArray(json?.rejected) ? json.rejected : [])];
+
+const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** Every datetime value of the rows a body carries (pull changes, rebuild records, push server rows) spelled with a +00:00 offset, the same instant. */
+function offsetDatetimes(json: Loose): unknown {
+  const rows = [...(Array.isArray(json?.changes) ? json.changes : []), ...(Array.isArray(json?.records) ? json.records : [])].map((item: Loose) => item?.row);
+  for (const outcome of outcomesOf(json)) rows.push(outcome?.server_row);
+  let edited = false;
+  for (const row of rows) {
+    if (row === null || typeof row !== 'object') continue;
+    for (const [field, value] of Object.entries(row)) {
+      if (typeof value !== 'string' || !DATETIME.test(value)) continue;
+      row[field] = `${value.slice(0, -1)}+00:00`;
+      edited = true;
+    }
+  }
+  return edited ? json : undefined;
+}
+
+/** server_time as JavaScript's toISOString() writes it: milliseconds, not microseconds. */
+function millisecondServerTime(json: Loose): unknown {
+  const time = json?.server_time;
+  if (typeof time !== 'string' || !/\.\d{6}Z$/.test(time)) return undefined;
+  json.server_time = time.replace(/(\.\d{3})\d{3}Z$/, '$1Z');
+  return json;
+}

@@ -4,6 +4,7 @@
  * changes authored content.
  */
 import type { Ctx } from '../context.ts';
+import { fault } from '../faults.ts';
 import type { LocalTable } from '../local/manifest.ts';
 import { pkFromRecordId, toWire, type WireValue } from '../local/values.ts';
 
@@ -54,6 +55,7 @@ export function wireMutation(ctx: Ctx, rec: MutationRecord, table: LocalTable): 
     op: rec.operation,
     client_version: rec.client_version,
   };
+  if (fault('millisecond-client-version')) out.client_version = rec.client_version.replace(/(\.\d{3})\d{3}Z$/, '$1Z'); // fault: client:millisecond-client-version
   if (rec.operation !== 'insert' && rec.base_version !== null) out.base_version = rec.base_version;
   if (rec.operation !== 'delete') {
     const columns: Record<string, WireValue> = {};
