@@ -1,4 +1,5 @@
 /** Wire faults made for the recipes of the Protocol Invariants section (what each breaks is said in invariants.yaml). */
+import { RawJson } from '../../proxy/rewrite.ts';
 import { type FaultDefinition, wire } from './define.ts';
 
 export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
@@ -11,6 +12,9 @@ export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('server-time-milliseconds', [
     { endpoint: 'connect', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'cut server_time to three fraction digits', transform: millisecondServerTime } },
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'cut server_time to three fraction digits', transform: millisecondServerTime } },
+  ]),
+  wire('int64-row-values-as-numbers', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'write the digit-string values of each server_row as JSON numbers', transform: digitStringsAsNumbers } },
   ]),
 ];
 
@@ -43,4 +47,19 @@ function millisecondServerTime(json: Loose): unknown {
   if (typeof time !== 'string' || !/\.\d{6}Z$/.test(time)) return undefined;
   json.server_time = time.replace(/(\.\d{3})\d{3}Z$/, '$1Z');
   return json;
+}
+
+/** Each server_row value made only of decimal digits (an int64, which travels as a string) becomes a number token. */
+function digitStringsAsNumbers(json: Loose): unknown {
+  let edited = false;
+  for (const outcome of outcomesOf(json)) {
+    const row = outcome?.server_row;
+    if (row === null || typeof row !== 'object') continue;
+    for (const [field, value] of Object.entries(row)) {
+      if (typeof value !== 'string' || !/^-?[0-9]+$/.test(value)) continue;
+      row[field] = new RawJson(value);
+      edited = true;
+    }
+  }
+  return edited ? json : undefined;
 }
