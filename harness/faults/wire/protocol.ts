@@ -1,5 +1,7 @@
 /** Wire faults made for the recipes of the Protocol Invariants section (what each breaks is said in invariants.yaml). */
+import type { Exchange } from '../../proxy/records.ts';
 import { RawJson } from '../../proxy/rewrite.ts';
+import { parseLoosely } from '../../proxy/validation.ts';
 import { type FaultDefinition, wire } from './define.ts';
 
 export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
@@ -15,6 +17,9 @@ export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
   ]),
   wire('int64-row-values-as-numbers', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'write the digit-string values of each server_row as JSON numbers', transform: digitStringsAsNumbers } },
+  ]),
+  wire('null-cursor-not-rebuilt', [
+    { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'leave out of "rebuild" the scopes the request presented with a null cursor', transform: nullCursorScopesNotRebuilt } },
   ]),
 ];
 
@@ -62,4 +67,13 @@ function digitStringsAsNumbers(json: Loose): unknown {
     }
   }
   return edited ? json : undefined;
+}
+
+/** Scopes the pull request presented with a null cursor are dropped from `rebuild`, as if null were no instruction at all. */
+function nullCursorScopesNotRebuilt(json: Loose, exchange: Exchange): unknown {
+  const presented = (parseLoosely(exchange.requestBody) as Loose)?.scopes ?? {};
+  const nulled = new Set(Object.keys(presented).filter((scope) => presented[scope]?.cursor === null));
+  if (!Array.isArray(json?.rebuild) || !json.rebuild.some((scope: string) => nulled.has(scope))) return undefined;
+  json.rebuild = json.rebuild.filter((scope: string) => !nulled.has(scope));
+  return json;
 }
