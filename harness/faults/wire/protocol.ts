@@ -21,6 +21,12 @@ export const PROTOCOL_WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('null-cursor-not-rebuilt', [
     { endpoint: 'pull', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'leave out of "rebuild" the scopes the request presented with a null cursor', transform: nullCursorScopesNotRebuilt } },
   ]),
+  wire('long-server-version', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'pad the server_version of each push outcome to 65 octets', transform: paddedServerVersions } },
+  ]),
+  wire('server-version-from-client-version', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'report as server_version of each applied outcome the client_version of its mutation', transform: clientVersionsAsServerVersions } },
+  ]),
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
@@ -76,4 +82,27 @@ function nullCursorScopesNotRebuilt(json: Loose, exchange: Exchange): unknown {
   if (!Array.isArray(json?.rebuild) || !json.rebuild.some((scope: string) => nulled.has(scope))) return undefined;
   json.rebuild = json.rebuild.filter((scope: string) => !nulled.has(scope));
   return json;
+}
+
+function paddedServerVersions(json: Loose): unknown {
+  let edited = false;
+  for (const outcome of outcomesOf(json)) {
+    if (typeof outcome?.server_version !== 'string') continue;
+    outcome.server_version = outcome.server_version.padEnd(65, '0');
+    edited = true;
+  }
+  return edited ? json : undefined;
+}
+
+function clientVersionsAsServerVersions(json: Loose, exchange: Exchange): unknown {
+  const sent = new Map<string, unknown>();
+  for (const m of (parseLoosely(exchange.requestBody) as Loose)?.mutations ?? []) sent.set(m?.mutation_id, m?.client_version);
+  let edited = false;
+  for (const outcome of Array.isArray(json?.accepted) ? json.accepted : []) {
+    const clientVersion = sent.get(outcome?.mutation_id);
+    if (typeof clientVersion !== 'string' || typeof outcome?.server_version !== 'string') continue;
+    outcome.server_version = clientVersion;
+    edited = true;
+  }
+  return edited ? json : undefined;
 }
