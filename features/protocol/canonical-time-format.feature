@@ -125,9 +125,9 @@ Feature: Canonical Time Format
       When client "A" pushes a batch with:
         | mutation_id                          | operation | table | pk  | owner_id | title | due_at   |
         | 2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e01 | insert    | tasks | t-6 | alice    | bad   | <due_at> |
+      And client "A" pulls
       Then the push outcome of mutation "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e01" is "rejected_terminal" with code "validation_failed"
       And the outcome carries no server_row, no row_checksum and no server_version
-      And client "A" pulls
       And the pull response lists no change for table "tasks"
 
       Examples:

@@ -16,6 +16,7 @@ import { addedScopes, answerOf, connectOf, focus } from '../support/seeds/seeded
 import { snapshotServerState, stateDifferences } from '../support/server-state.ts';
 import { expectedValue } from '../support/values.ts';
 import { INTEGER_TOKEN } from '../support/wire-values/integers.ts';
+import { assertMemberContains } from '../support/wire-values/member-contains.ts';
 import { changesOf, lastPull } from '../support/wire-values/operations.ts';
 import { outcomeAnywhere, thatOutcome } from '../support/wire-values/outcomes.ts';
 import { keyValue, numberTokens, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
@@ -106,11 +107,7 @@ Then('the row checksum of that change verifies against the harness codec', async
 });
 
 Then('the response member {string} contains {string}', function (this: SyncWorld, pointer: string, item: string) {
-  const reply = this.lastReply();
-  let at: unknown = reply.json;
-  for (const raw of pointer.slice(1).split('/')) at = (at as Record<string, unknown> | undefined)?.[raw.replaceAll('~1', '/').replaceAll('~0', '~')];
-  this.assert.ok(Array.isArray(at), `the response member ${pointer} is an array: ${reply.text.slice(0, 400)}`);
-  this.assert.ok((at as unknown[]).includes(item), `the response member ${pointer} contains "${item}": ${JSON.stringify(at)}`);
+  assertMemberContains(this.assert, this.lastReply(), pointer, item);
 });
 
 Then('the pull response lists no change for scope {string}', function (this: SyncWorld, scope: string) {

@@ -56,6 +56,7 @@ export function wireMutation(ctx: Ctx, rec: MutationRecord, table: LocalTable): 
     client_version: rec.client_version,
   };
   if (fault('update-sent-as-upsert') && rec.operation === 'update') out.op = 'upsert'; // fault: client:update-sent-as-upsert
+  if (fault('millisecond-client-version')) out.client_version = rec.client_version.replace(/(\.\d{3})\d{3}Z$/, '$1Z'); // fault: client:millisecond-client-version
   if (rec.operation !== 'insert' && rec.base_version !== null) out.base_version = rec.base_version;
   if (rec.operation !== 'delete') {
     const columns: Record<string, WireValue> = {};

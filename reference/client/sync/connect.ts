@@ -66,6 +66,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
     for (const r of response.scopes.remove) removeScope(ctx, r);
     for (const a of response.scopes.add) addScope(ctx, a.id, a.cursor);
     for (const [s, cursor] of Object.entries(response.scope_cursor_updates)) {
+      if ((cursor === null || cursor === undefined) && fault('ignore-null-cursor-update')) continue; // fault: client:ignore-null-cursor-update
       if (cursor === null || cursor === undefined) markRebuild(ctx, s);
       else ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(cursor, s);
     }

@@ -105,6 +105,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     }
     ctx.crash('inside_pull_apply');
     for (const [s, cursor] of Object.entries(page.scope_cursors)) {
+      if (fault('keep-greater-cursor') && String(cursor) < String((ctx.db.prepare('SELECT cursor FROM _synchro_scopes WHERE scope_id = ?').get(s) as { cursor: string | null } | undefined)?.cursor ?? '')) continue; // fault: client:keep-greater-cursor
       ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(fault('trim-cursor') ? String(cursor).trim() : cursor, s); // fault: client:trim-cursor
     }
     for (const s of rebuild) markRebuild(ctx, s);

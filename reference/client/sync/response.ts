@@ -53,7 +53,9 @@ const RECOVERY: Record<string, RecoveryAction> = {
 /** The validated 200 body of `kind`, or a thrown failure. */
 export function readResponse<K extends WireKind>(kind: K, res: HttpResponse, op: Operation, now: number): WireValue<K> {
   if (res.status === 200) {
-    const checked = validate(kind, parse(res, op));
+    const body = parse(res, op) as { server_time?: unknown } | null;
+    if (fault('parse-server-time') && typeof body?.server_time === 'string' && !Number.isNaN(Date.parse(body.server_time))) body.server_time = new Date(body.server_time).toISOString().replace('Z', '000Z'); // fault: client:parse-server-time
+    const checked = validate(kind, body);
     if (!checked.ok) {
       throw new ClientError(op, 'invalid_response', `${kind} is not schema-valid: ${checked.errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`, false, 'retry');
     }

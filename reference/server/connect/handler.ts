@@ -87,6 +87,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
       row = { client_generation: String(generation), scope_set_version: '0', expired: false };
     } else {
       generation = Number(row.client_generation) + (row.expired ? 1 : 0);
+      if (fault('wrap-client-generation') && generation > Number.MAX_SAFE_INTEGER) generation = 1; // fault: server:wrap-client-generation
       await db.query(
         `UPDATE synchro.clients SET client_generation = $3, expired = false, platform = $4, app_version = $5,
             installed_schema_version = $6, installed_schema_hash = $7 WHERE user_id = $1 AND client_id = $2`,

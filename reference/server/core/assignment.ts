@@ -67,7 +67,7 @@ export interface Reconciled {
 
 /** Writes nothing when the set is unchanged; otherwise one version step and the row changes. */
 export async function reconcile(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<Reconciled> {
-  const assigned = await computeAssignment(db, userId);
+  const assigned = await computeAssignment(db, fault('default-scope-from-client-id') ? clientId : userId); // fault: server:default-scope-from-client-id
   const prior = await db.query<{ scope_id: string }>(
     'SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned',
     [userId, clientId],

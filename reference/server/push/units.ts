@@ -154,6 +154,7 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   if (stale && !fault('ignore-base-version')) { // fault: server:ignore-base-version
     return { kind: 'rejected', outcome: conflict(m, ctx, table, 'version_conflict', state), conflict: { table, code: 'version_conflict' } };
   }
+  if (m.op === 'update' && fault('skip-unchanged-update') && Object.entries(columnsOf(m)).every(([id, v]) => state.row?.[id] === v)) return { kind: 'applied', table }; // fault: server:skip-unchanged-update
   let done: { rowCount: number | null };
   if (m.op === 'delete' && !soft) {
     done = await ctx.db.query(`DELETE FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}`, [pkValue(m)]);

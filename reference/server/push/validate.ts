@@ -21,6 +21,7 @@ function limitError(field: string, maximum: number): SyncError {
 export function validatePushShape(value: unknown): PushRequest {
   if (fault('repair-base-version')) for (const m of ((value as { mutations?: unknown }).mutations as Record<string, unknown>[] | undefined) ?? []) if (m?.base_version !== undefined) m.base_version = String(m.base_version).replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '').slice(0, 64) || 'v'; // fault: server:repair-base-version
   if (fault('push-op-aliases')) for (const m of ((value as { mutations?: unknown }).mutations as Record<string, unknown>[] | undefined) ?? []) if (typeof m?.op === 'string') m.op = m.op.toLowerCase() === 'create' ? 'insert' : m.op.toLowerCase(); // fault: server:push-op-aliases
+  if (fault('lenient-client-version')) for (const m of ((value as { mutations?: unknown }).mutations as Record<string, unknown>[] | undefined) ?? []) if (typeof m?.client_version === 'string' && !Number.isNaN(Date.parse(m.client_version))) m.client_version = new Date(m.client_version).toISOString().replace('Z', '000Z'); // fault: server:lenient-client-version
   const result = validate('push-request', value);
   if (!result.ok) throw invalidRequest();
   const request = result.value;
