@@ -171,8 +171,13 @@ When(
     state(this).writes.set(id, log);
     // One generated run of `count` writes, each based on the version the previous one reported. This step only
     // writes and records: whether every version is fresh for the row and differs from its base is for the Then steps.
-    const [kinds] = fc.sample(fc.array(fc.constantFrom<WriteKind>('push', 'push-same-title', 'source'), { minLength: count, maxLength: count }), 1);
-    for (const [index, kind] of (kinds ?? []).entries()) {
+    // Every kind comes once first, in an order where a repeated title follows a real change, so a server that
+    // keeps the version of a write changing nothing is caught on every run, not only when the draw happens to
+    // put that case late enough; the rest of the run is drawn at random.
+    const fixed: WriteKind[] = ['push', 'push-same-title', 'source'];
+    const [drawn] = fc.sample(fc.array(fc.constantFrom<WriteKind>('push', 'push-same-title', 'source'), { minLength: Math.max(0, count - fixed.length), maxLength: Math.max(0, count - fixed.length) }), 1);
+    const kinds = [...fixed, ...(drawn ?? [])].slice(0, count);
+    for (const [index, kind] of kinds.entries()) {
       const { version, title: written } = await applyWrite(this, name, table, id, kind, current, index + 1, title);
       log.push({ version, base: current, kind });
       current = version;
