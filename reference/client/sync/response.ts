@@ -55,6 +55,7 @@ export function readResponse<K extends WireKind>(kind: K, res: HttpResponse, op:
   if (res.status === 200) {
     const checked = validate(kind, parse(res, op));
     if (!checked.ok) {
+      if (fault('retry-invalid-response')) throw new RetryableFailure('http_503', 0, 'retry_later', `${kind} is not schema-valid; treated as retryable`); // fault: client:retry-invalid-response
       throw new ClientError(op, 'invalid_response', `${kind} is not schema-valid: ${checked.errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`, false, 'retry');
     }
     return checked.value;
