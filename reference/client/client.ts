@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { type ClientConfig, type Clock, type Ctx, systemClock } from './context.ts';
 import { ClientError, SqlRefused } from './errors.ts';
 import { type ClientEvent, ClientEvents, type EventListener } from './events.ts';
+import { fault } from './faults.ts';
 import * as inspect from './inspect.ts';
 import { loadInstalledSchema, migrate, resumeMigration } from './journal/migration.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -195,9 +196,9 @@ export class SynchroClient {
   async syncNow(): Promise<{ completion: Completion; status: Status }> {
     this.#lifecycleCall('syncNow');
     if (this.#running !== undefined) return this.#running;
-    const state = this.life.state;
+    const state = fault('sync-restarts-stopped') && this.life.state === 'stopped' ? this.start().state : this.life.state; // fault: client:sync-restarts-stopped
     if (state === 'stopped') return { completion: 'idle', status: this.status() };
-    if (state === 'error') return { completion: 'error', status: this.status() };
+    if (state === 'error') return fault('sync-clears-error') ? this.retryAfterError() : { completion: 'error', status: this.status() }; // fault: client:sync-clears-error
     this.#running = runCycle(this.ctx, this.life).then((completion) => ({ completion, status: this.status() }));
     try {
       return await this.#running;

@@ -43,7 +43,8 @@ export function isState(name: unknown): name is ClientState {
 
 /** True exactly for the fifty legal pairs; unknown names are never legal. */
 export function isLegalTransition(from: unknown, to: unknown): boolean {
-  return isState(from) && isState(to) && NEXT[from].includes(to);
+  if (fault('fold-state-names')) [from, to] = [from, to].map((s) => (typeof s === 'string' ? s.trim().toLowerCase().replaceAll('-', '_') : s)); // fault: client:fold-state-names
+  return isState(from) && isState(to) && NEXT[from].includes(to) && !(fault('no-self-transitions') && from === to); // fault: client:no-self-transitions
 }
 
 /** Every legal pair, for tests and for the driver's validator. */

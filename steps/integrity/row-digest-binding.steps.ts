@@ -9,7 +9,7 @@ import { digestRow, fromHex, isJsonObject, type TableShape, toHex } from '../../
 import { processPhrase } from '../support/client-mode.ts';
 import { assertCursorUnchanged } from '../support/integrity/client-state.ts';
 import { clientExchanges, currentManifest, exchanges, integrity, manifests } from '../support/integrity/context.ts';
-import { fieldIdOf, type Manifest, type Obj, type RowMessage, rowMessages, serverBody, shapeOf, tableById, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
+import { deliveredBody, fieldIdOf, type Manifest, type Obj, type RowMessage, rowMessages, serverBody, shapeOf, tableById, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
 import { keyText, lastPullChange, outcomesOf, pushingClient } from '../support/integrity/row-digest.ts';
 import { flipDigest } from '../support/integrity/tamper.ts';
 import { arm, armRowEdit } from '../support/integrity/tampering.ts';
@@ -88,10 +88,15 @@ Then(
   async function (this: SyncWorld) {
     const all = await manifests(this);
     const current = await currentManifest(this);
-    const messages = rowMessages(await exchanges(this)).filter((m) => m.kind !== 'outcome' && m.row !== undefined);
-    this.assert.ok(messages.length > 0, 'some pull change or rebuild record with a row was recorded');
-    for (const m of messages) {
-      const what = `${m.kind} for row ${keyText(m)} of table ${m.table}`;
+    const recorded = await exchanges(this);
+    // Both what the server sent and what its client received: no step of this scenario edits an answer, so the two must agree and both verify.
+    const withRows = (read: typeof serverBody) => rowMessages(recorded, read).filter((m) => m.kind !== 'outcome' && m.row !== undefined);
+    const sent = withRows(serverBody);
+    const received = withRows(deliveredBody);
+    this.assert.ok(sent.length > 0, 'some pull change or rebuild record with a row was recorded');
+    this.assert.equal(received.length, sent.length, 'the client received every pull change and rebuild record with a row the server sent');
+    for (const [m, as] of [...sent.map((m) => [m, 'sent'] as const), ...received.map((m) => [m, 'received'] as const)]) {
+      const what = `${m.kind} for row ${keyText(m)} of table ${m.table} as ${as}`;
       this.assert.equal(m.schemaHash, current.schema_hash, `${what} is bound to the current manifest`);
       this.assert.ok(typeof m.serverVersion === 'string' && m.serverVersion !== '', `${what} has a server_version`);
       const verdict = verifyRowMessage(all, m);

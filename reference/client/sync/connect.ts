@@ -3,6 +3,7 @@
  * generation, assignment delta and cursors together; run the schema action
  * through the migration journal.
  */
+import { schemaManifestHashUnchecked } from '../../../harness/codec/index.ts';
 import { isSemVer } from '../../../harness/codec/semver.ts';
 import type { ConnectResponse } from '../../../harness/wire/generated.ts';
 import { addScope, markRebuild, removeScope, scopes } from '../apply/scopes.ts';
@@ -42,6 +43,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   const announceable = isSemVer(ctx.config.appVersion) || fault('announce-malformed-app-version'); // fault: client:announce-malformed-app-version
   if (!announceable) throw new ClientError('connecting', 'invalid_app_version', `the application version ${JSON.stringify(ctx.config.appVersion)} is not a Semantic Versioning 2.0.0 version`, false, 'none');
   const res = await ctx.transport('/sync/connect', connectRequest(ctx));
+  if (fault('fold-type-case') && res.status === 200) res.body = Buffer.from(JSON.stringify(((b) => { const m = b.schema_definition; if (m?.tables === undefined || schemaManifestHashUnchecked(m).hash !== m.schema_hash) return b; for (const f of m.tables.flatMap((t: { fields: unknown[] }) => t.fields)) f.type = String(f.type).toLowerCase(); b.schema.hash = m.schema_hash = schemaManifestHashUnchecked(m).hash; return b; })(JSON.parse(Buffer.from(res.body).toString('utf8'))))); // fault: client:fold-type-case
   const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());
   const schema = response.schema;
   if (schema.action === 'unsupported') {

@@ -78,6 +78,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     const keys = Object.keys(page.checksums ?? {});
     if (page.checksums === undefined || keys.length !== active.size || !keys.every((k) => active.has(k))) throw invalid('terminal checksums do not cover exactly the active scopes');
   }
+  if (fault('cursor-before-verify')) for (const [s, cursor] of Object.entries(page.scope_cursors)) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(cursor, s); // fault: client:cursor-before-verify
   // Validate every change and its digest before writing anything.
   const checked = page.changes.map((c, k) => {
     if (!active.has(c.scope)) throw invalid(`change ${k} names unassigned scope ${c.scope}`);

@@ -57,6 +57,7 @@ export function readResponse<K extends WireKind>(kind: K, res: HttpResponse, op:
     if (fault('parse-server-time') && typeof body?.server_time === 'string' && !Number.isNaN(Date.parse(body.server_time))) body.server_time = new Date(body.server_time).toISOString().replace('Z', '000Z'); // fault: client:parse-server-time
     const checked = validate(kind, body);
     if (!checked.ok) {
+      if (fault('retry-invalid-response')) throw new RetryableFailure('http_503', 0, 'retry_later', `${kind} is not schema-valid; treated as retryable`); // fault: client:retry-invalid-response
       throw new ClientError(op, 'invalid_response', `${kind} is not schema-valid: ${checked.errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}`, false, 'retry');
     }
     return checked.value;

@@ -24,6 +24,7 @@ function invalidReference(schema: { version: number; hash: string }, message = '
 
 function protocolGate(value: unknown): void {
   const v = value as Record<string, unknown>;
+  if (fault('protocol-from-app-version') && typeof v.app_version === 'string') v.protocol_version = Number(v.app_version.split('.')[0]); // fault: server:protocol-from-app-version
   if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isInteger(v.protocol_version)) {
     throw new SyncError('upgrade_required', 'protocol version 3 is required', {
       required_protocol_version: 3,
@@ -36,6 +37,7 @@ function protocolGate(value: unknown): void {
 export function validateConnect(value: unknown): ConnectRequest {
   protocolGate(value);
   const v = value as Record<string, unknown>;
+  if (fault('semver-leading-v') && typeof v.app_version === 'string') v.app_version = v.app_version.replace(/^[vV]/, ''); // fault: server:semver-leading-v
   const result = validate('connect-request', value);
   if (result.ok) return result.value;
   const schema = v.schema as Record<string, unknown> | undefined;

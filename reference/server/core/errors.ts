@@ -5,6 +5,7 @@
  * 429/503 carry Retry-After.
  */
 import { STATUS_BY_CODE } from '../../../harness/wire/rules/errors.ts';
+import { fault } from './faults.ts';
 
 // The status of each code is the wire protocol's code table, kept once in harness/wire.
 const STATUS: Readonly<Record<string, number>> = STATUS_BY_CODE;
@@ -26,7 +27,7 @@ export class SyncError extends Error {
   }
 
   body(): Record<string, unknown> {
-    return { error: { code: this.code, message: this.message, retryable: RETRYABLE.has(this.code), ...this.context } };
+    return { error: { code: this.code, message: this.message, retryable: RETRYABLE.has(this.code) || (fault('conflict-retryable') && this.status === 409), ...this.context } }; // fault: server:conflict-retryable
   }
 }
 

@@ -3,8 +3,10 @@
  * pages export it: the scope, table, typed key and server version, and for an
  * upsert or tombstone the complete row with its checksum under the schema.
  */
+import { createHash } from 'node:crypto';
 import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
+import { fault } from './faults.ts';
 import type { TableDef } from './tables.ts';
 
 /** What a change is made from: one stored effect or scope row. */
@@ -46,5 +48,6 @@ export function wireChange(c: ChangeSource, tables: Map<string, TableDef>, schem
   } else if (c.op === 'upsert') {
     throw integrityFailure();
   }
+  if (c.row === null && fault('checksum-on-rowless-delete')) change.row_checksum = checksumObject(createHash('sha256').update(`${c.tableId}\u0000${c.pkText}\u0000${c.serverVersion}`).digest()); // fault: server:checksum-on-rowless-delete
   return change;
 }

@@ -7,6 +7,7 @@
  */
 import type { ClientBase } from 'pg';
 import { compareBytes } from '../../../harness/codec/index.ts';
+import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
 import type { ChangeSource } from '../core/wire-change.ts';
@@ -32,7 +33,7 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
           AND (commit_lsn, event_ordinal, effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4)
      ), retained AS (
        SELECT DISTINCT ON (table_id, pk_bytes) * FROM eligible
-        ORDER BY table_id, pk_bytes, commit_lsn DESC, event_ordinal DESC, effect_ordinal DESC
+        ORDER BY table_id, pk_bytes, ${fault('dedupe-keeps-oldest') ? 'commit_lsn, event_ordinal, effect_ordinal' : 'commit_lsn DESC, event_ordinal DESC, effect_ordinal DESC'} -- // fault: server:dedupe-keeps-oldest
      )
      SELECT commit_lsn::text AS lsn, event_ordinal, effect_ordinal, table_id, pk_text, pk_bytes, op_rank, op, server_version, row_wire
        FROM retained

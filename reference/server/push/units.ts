@@ -92,6 +92,7 @@ function classify(m: Mutation, ctx: UnitContext): { outcome?: Outcome; table?: T
   const params: Array<[string, unknown]> = [];
   for (const [id, value] of Object.entries(columnsOf(m))) {
     const f = table.byId.get(id);
+    if (f === undefined && fault('ignore-unknown-fields')) continue; // fault: server:ignore-unknown-fields
     if (f === undefined || !f.writable) return { outcome: terminal(m, ctx, 'validation_failed') };
     try {
       params.push([f.column, toParameter(f, value)]);

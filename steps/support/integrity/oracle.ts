@@ -7,7 +7,7 @@
  */
 import { checksumObject, compareBytes, digestRow, fromHex, isJsonObject, type JsonValue, parseJsonBytes, RawNumber, readChecksumObject, readTableShape, ScopeDigestBuilder, type TableShape, toHex } from '../../../harness/codec/index.ts';
 import type { Exchange } from '../../../harness/proxy/records.ts';
-import { bodyOf, upstreamOf } from '../exchanges.ts';
+import { bodyOf, deliveredOf, upstreamOf } from '../exchanges.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -161,11 +161,23 @@ export function serverBody(e: Exchange): Obj | undefined {
   return isJsonObject(value) ? (value as unknown as Obj) : undefined;
 }
 
-/** Every row-bearing message the server sent in the recorded exchanges, with the schema hash each is bound to. */
-export function rowMessages(exchanges: readonly Exchange[]): RowMessage[] {
+/** A 200 body as the client was given it (after any proxy rewrite), strict-parsed, or undefined. */
+export function deliveredBody(e: Exchange): Obj | undefined {
+  const answer = deliveredOf(e);
+  if (answer === undefined || answer.status !== 200) return undefined;
+  const value = parseStrict(answer.body);
+  return isJsonObject(value) ? (value as unknown as Obj) : undefined;
+}
+
+/**
+ * Every row-bearing message in the recorded exchanges, with the schema hash
+ * each is bound to: as the server sent it, or with `deliveredBody` as the
+ * client received it.
+ */
+export function rowMessages(exchanges: readonly Exchange[], bodyOfAnswer: (e: Exchange) => Obj | undefined = serverBody): RowMessage[] {
   const out: RowMessage[] = [];
   for (const e of exchanges) {
-    const body = serverBody(e);
+    const body = bodyOfAnswer(e);
     if (body === undefined) continue;
     const request = requestOf(e);
     const requestHash = (request.schema as Obj | undefined)?.hash;
