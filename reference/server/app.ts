@@ -12,7 +12,7 @@ import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/st
 import { Admission } from './core/admission.ts';
 import { fault } from './core/faults.ts';
 import { ManifestStore } from './core/manifests.ts';
-import { installSchema, waiveScopeFunctionContract } from './db/install.ts';
+import { alterInstalledFunction, installSchema, waiveScopeFunctionContract } from './db/install.ts';
 import { createSyncServer } from './router.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.
@@ -51,6 +51,10 @@ export interface StartOptions {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   await installSchema(options.databaseUrl);
   if (fault('scope-function-contract-unchecked')) await waiveScopeFunctionContract(options.databaseUrl); // fault: server:scope-function-contract-unchecked
+  if (fault('reconfigure-refusal-as-warning')) await alterInstalledFunction(options.databaseUrl, 'synchro.synchro_reconfigure_membership(text, text, integer)', [['v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout);', "BEGIN v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout); EXCEPTION WHEN OTHERS THEN RAISE WARNING '%', SQLERRM; RETURN NULL; END;"]]); // fault: server:reconfigure-refusal-as-warning
+  if (fault('assignment-rule-as-warning')) await alterInstalledFunction(options.databaseUrl, 'synchro.assignment_rejected(text)', [["RAISE EXCEPTION 'assignment function rejected: %'", "RAISE WARNING 'assignment function rejected: %'"]]); // fault: server:assignment-rule-as-warning
+  if (fault('reconfigure-mints-no-generation')) await alterInstalledFunction(options.databaseUrl, 'synchro.membership_reconfigure_activate(jsonb, text[], text[])', [['SELECT unnest(v_affected), 2', 'SELECT unnest(v_affected), 2 WHERE false']]); // fault: server:reconfigure-mints-no-generation
+  if (fault('reconfigure-keeps-scope-contents')) await alterInstalledFunction(options.databaseUrl, 'synchro.membership_reconfigure_activate(jsonb, text[], text[])', [['WHERE r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)', 'WHERE false AND r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)'], ['WHERE e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)', 'WHERE false AND e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)']]); // fault: server:reconfigure-keeps-scope-contents
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
   pool.on('error', () => undefined);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));

@@ -58,3 +58,28 @@ export async function waiveScopeFunctionContract(databaseUrl: string): Promise<v
     await client.end();
   }
 }
+
+/**
+ * Sensitivity-run faults only: rewrites one installed function of this
+ * database by replacing text in its stored definition, so a fault switch can
+ * break one clause whose behaviour lives in SQL. An edit whose replacement is
+ * already there is skipped (a server restarted on the same database); one
+ * whose text is missing throws, so a fault never silently stops applying
+ * after the SQL changes.
+ */
+export async function alterInstalledFunction(databaseUrl: string, signature: string, edits: ReadonlyArray<readonly [string, string]>): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ def: string }>('SELECT pg_get_functiondef($1::regprocedure) AS def', [signature]);
+    let definition = rows[0]?.def ?? '';
+    for (const [from, to] of edits) {
+      if (definition.includes(to)) continue;
+      if (!definition.includes(from)) throw new Error(`fault switch: the definition of ${signature} has no text ${JSON.stringify(from)} to replace`);
+      definition = definition.replace(from, to);
+    }
+    await client.query(definition);
+  } finally {
+    await client.end();
+  }
+}
