@@ -13,7 +13,7 @@ import { fault } from '../faults.ts';
 import { migrate } from '../journal/migration.ts';
 import { verifyManifest } from '../local/manifest.ts';
 import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
-import { seedReceiptsMember, settleSeed } from '../local/seed.ts';
+import { readSeedReceipts, seedReceiptsMember, settleSeed } from '../local/seed.ts';
 import { clearBackoff } from './backoff.ts';
 import { readResponse } from './response.ts';
 
@@ -41,6 +41,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   // A version the server cannot rank would defeat its minimum-version gate: never announce one.
   const announceable = isSemVer(ctx.config.appVersion) || fault('announce-malformed-app-version'); // fault: client:announce-malformed-app-version
   if (!announceable) throw new ClientError('connecting', 'invalid_app_version', `the application version ${JSON.stringify(ctx.config.appVersion)} is not a Semantic Versioning 2.0.0 version`, false, 'none');
+  if (fault('seed-receipt-as-cursor')) for (const r of readSeedReceipts(ctx.db)) addScope(ctx, r.scopeId, r.receipt); // fault: client:seed-receipt-as-cursor
   const res = await ctx.transport('/sync/connect', connectRequest(ctx));
   const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());
   const schema = response.schema;
