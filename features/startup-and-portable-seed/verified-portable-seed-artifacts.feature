@@ -10,8 +10,11 @@ Feature: Verified Portable Seed Artifacts
   also match the SHA-256 recorded for release. It is built in a temporary
   place and moved into position only after every check has passed; any
   failure leaves no artifact. The harness runs the exporter once cleanly and
-  checks the result. It then runs it with one fault injected at a time and
-  expects no new file, with any earlier file at the destination unchanged.
+  checks the result. It then damages one export at a time from outside the
+  exporter (the pages and receipts it received, the file it wrote, the bytes
+  it hashed) or kills it while it verifies, and expects the refusal to come
+  from the check the table names, no new file, and any earlier file at the
+  destination unchanged.
 
   Background:
     Given a registered table "products" with columns:
@@ -50,9 +53,9 @@ Feature: Verified Portable Seed Artifacts
     @negative @cap:seed
     Scenario Outline: An export with <fault> publishes nothing (caught by the <check> check)
       Given the destination "seed-1.sqlite" already holds an earlier artifact whose SHA-256 the harness recorded
-      And the operator arms exporter fault "<fault>"
+      And the harness arranges "<fault>" for the next export, from outside the exporter
       When the operator exports a portable seed to "seed-1.sqlite" with page limit 2
-      Then the export reports a failure
+      Then the export is refused by the "<check>" check
       And "seed-1.sqlite" is byte-identical to the earlier artifact
       And no temporary or sidecar file of the export remains in the destination directory
 
@@ -79,7 +82,7 @@ Feature: Verified Portable Seed Artifacts
     @negative @cap:seed
     Scenario: An export into an empty destination that fails leaves the destination empty
       Given the destination "seed-2.sqlite" does not exist
-      And the operator arms exporter fault "one field value altered in a record"
+      And the harness arranges "one field value altered in a record" for the next export, from outside the exporter
       When the operator exports a portable seed to "seed-2.sqlite" with page limit 2
       Then the export reports a failure
       And no file "seed-2.sqlite" exists

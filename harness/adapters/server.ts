@@ -159,16 +159,70 @@ export interface SeedControl {
    * Optional: builds a portable seed artifact (a client database file) from
    * every portable scope and publishes it at `out` only after all of the
    * exporter's checks pass. `faults` names exporter faults to inject (the
-   * adapter's own names, for the verified-artifact fault table). A refusal
-   * resolves `ok: false` with the check that refused; `out` is then as it was.
+   * adapter's own names; the conformance steps no longer use them).
+   * `intercept` lets the harness damage or stop the export from outside at
+   * the points `artifactIntercepts` lists. A refusal resolves `ok: false`
+   * with the check that refused; `out` is then as it was.
    */
-  exportArtifact?(options: { out: string; pageLimit?: number; faults?: string[] }): Promise<SeedArtifactResult>;
+  exportArtifact?(options: { out: string; pageLimit?: number; faults?: string[]; intercept?: SeedArtifactIntercept }): Promise<SeedArtifactResult>;
+  /**
+   * Optional: the points at which `exportArtifact` lets the harness reach
+   * into a running export from outside the exporter (`intercept`); none when
+   * absent. A scenario that needs a point the adapter does not list is
+   * undetermined.
+   */
+  readonly artifactIntercepts?: readonly SeedArtifactInterceptPoint[];
 }
 
-/** What a seed artifact build reported: the release evidence and the manifest entry of each scope, or the refusing check. */
+export type SeedArtifactInterceptPoint = 'exported' | 'written' | 'verifying' | 'hashed';
+
+/**
+ * What the exporter received from the server, as the exporter holds it
+ * before any check: the seed manifest, every page of each portable scope
+ * with the token that fetched it and the ordinal asked for, the portable
+ * scopes the server declares and the published schema manifest the export
+ * names.
+ */
+export interface DeliveredSeedExport {
+  manifest: { portable_scopes: { id: string; continuation: string; [member: string]: unknown }[]; [member: string]: unknown };
+  pages: Record<string, { token: string; ordinal: number; page: { scope: string; records: DeliveredSeedRecord[]; page_token: string | null; has_more: boolean } }[]>;
+  declaredScopes: string[];
+  schemaManifest: unknown;
+}
+
+export interface DeliveredSeedRecord {
+  table: string;
+  pk: Record<string, unknown>;
+  row_checksum: unknown;
+  server_version?: string;
+  row: Record<string, unknown>;
+}
+
+/**
+ * The harness reaching into one artifact export from outside the exporter,
+ * as a damaged transfer, a damaged disk or a crash would. Each hook runs
+ * while the exporter waits at that point; the exporter then goes on.
+ */
+export interface SeedArtifactIntercept {
+  /** The export as delivered, before any exporter check; the exporter goes on with what this returns. */
+  exported?(delivered: DeliveredSeedExport): DeliveredSeedExport | Promise<DeliveredSeedExport>;
+  /** The artifact is written at `path` (its temporary place) and not yet verified; the hook may change the file. */
+  written?(path: string): void | Promise<void>;
+  /** Kill the process doing the build with SIGKILL while it verifies the written file. */
+  killWhileVerifying?: boolean;
+  /** The exporter recorded `sha256` as release evidence for the file at `path` and is about to publish it; the hook may change the file. */
+  hashed?(path: string, sha256: string): void | Promise<void>;
+}
+
+/**
+ * What a seed artifact build reported: the release evidence and the manifest
+ * entry of each scope, or the refusing check. `killed` is set when the
+ * adapter killed the build as `killWhileVerifying` asked and saw that
+ * process end before the exporter answered.
+ */
 export type SeedArtifactResult =
   | { ok: true; sha256: string; schema: { version: number; hash: string }; scopes: { id: string; cardinality: number; checksum: string }[] }
-  | { ok: false; check: string; message: string };
+  | { ok: false; check: string; message: string; killed?: { pid: number; signal: 'SIGKILL' } };
 
 /** One scenario's server: isolated state, released by `close`. */
 export interface ServerAdapter {

@@ -4,17 +4,25 @@
  * reopen that verifies it the way a client will (check 9), the sidecar and
  * final-bytes evidence (check 10), then an atomic rename. Any failure removes
  * the temporary file and leaves the destination as it was.
+ *
+ * A caller may pause the build at four points (`pauses`) to look at or change
+ * the work in progress from outside: the export as read, the written file,
+ * the file under verification and the file whose evidence is recorded. That
+ * is how a test damages an export in transit or on disk, or kills the build
+ * while it verifies, without the builder injecting anything itself.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ClientBase } from 'pg';
 import { ClientError } from '../client/errors.ts';
 import { verifySeedFile } from '../client/local/seed.ts';
+import { fault as serverFault } from '../server/core/faults.ts';
 import { type SeedCheck, SeedArtifactError } from './errors.ts';
-import { runExport } from './export-run.ts';
+import { type ExportRun, runExport } from './export-run.ts';
 import { type FaultSwitch, faultSwitch } from './faults.ts';
 import { tamper } from './tamper.ts';
+import { removeWithSidecars, tempPath } from './temp-files.ts';
 import { type VerifiedExport, verifyExport } from './verify-export.ts';
 import { writeSeedFile } from './write-file.ts';
 
@@ -24,6 +32,20 @@ export interface BuildOptions {
   pageLimit?: number;
   /** Fault names to arm (in addition to SYNCHRO_SEED_FAULT). */
   faults?: readonly string[];
+  /** Points where the build waits for its caller, who may look at or change the work in progress. */
+  pauses?: BuildPauses;
+}
+
+/** Where a build can pause; each hook is awaited before the build goes on. */
+export interface BuildPauses {
+  /** The export as read, before any check: the checks see what this returns. */
+  exported?(run: ExportRun): Promise<ExportRun>;
+  /** The file is written under its temporary name `temp` and not yet verified. */
+  written?(temp: string): Promise<void>;
+  /** The file at `temp` passed the client's own check; its comparison with the export comes next. */
+  verifying?(temp: string): Promise<void>;
+  /** `sha256` is recorded as release evidence for `temp`; the file is read again and renamed next. */
+  hashed?(temp: string, sha256: string): Promise<void>;
 }
 
 export interface BuildResult {
@@ -38,15 +60,6 @@ export interface BuildResult {
 
 const SIDECARS = ['-wal', '-shm', '-journal'];
 
-/** Temporary names carry the destination's name, so a failed run can find and remove everything it made. */
-function tempPath(out: string): string {
-  return join(dirname(out), `.${basename(out)}.${process.pid}.${randomBytes(4).toString('hex')}.seed-tmp`);
-}
-
-function removeWithSidecars(path: string): void {
-  for (const suffix of ['', ...SIDECARS]) rmSync(`${path}${suffix}`, { force: true });
-}
-
 /** The check a client-side refusal corresponds to. */
 function checkOf(e: ClientError): SeedCheck {
   const check = e.metadata?.check;
@@ -54,7 +67,7 @@ function checkOf(e: ClientError): SeedCheck {
 }
 
 /** Check 9 plus a comparison of what the file states with what the export verified. */
-function verifyFile(path: string, v: VerifiedExport, fault: FaultSwitch): void {
+async function verifyFile(path: string, v: VerifiedExport, fault: FaultSwitch, pauses: BuildPauses): Promise<void> {
   let summary: ReturnType<typeof verifySeedFile>;
   try {
     summary = verifySeedFile(path);
@@ -62,6 +75,7 @@ function verifyFile(path: string, v: VerifiedExport, fault: FaultSwitch): void {
     if (e instanceof ClientError) throw new SeedArtifactError(checkOf(e), e.message);
     throw e;
   }
+  await pauses.verifying?.(path);
   // Only for the fault: verification stops here, as if the exporter died before finishing it.
   if (fault('kill-during-verify')) throw new SeedArtifactError('verification not finished', 'the exporter stopped before verification finished'); // fault: seed:kill-during-verify
   if (summary.exportId !== v.exportId || summary.schema.hash !== v.schema.hash || summary.schema.version !== v.schema.version) {
@@ -98,8 +112,10 @@ export async function buildSeedArtifact(db: ClientBase, options: BuildOptions): 
   const limit = options.pageLimit ?? 1000;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new SeedArtifactError('input', `the page limit must be an integer from 1 to 1000, got ${limit}`);
   if (!existsSync(dirname(options.out))) throw new SeedArtifactError('input', `the destination directory ${dirname(options.out)} does not exist`);
-  const run = await runExport(db, limit, fault);
+  const pauses = options.pauses ?? {};
+  let run = await runExport(db, limit, fault);
   tamper(run, fault);
+  if (pauses.exported !== undefined) run = await pauses.exported(run);
   const verified = verifyExport(run);
   const temp = tempPath(options.out);
   let writer: ReturnType<typeof writeSeedFile>;
@@ -107,13 +123,16 @@ export async function buildSeedArtifact(db: ClientBase, options: BuildOptions): 
     writer = writeSeedFile(temp, verified, fault);
     try {
       if (fault('corrupt-page')) corruptOnePage(temp);
-      verifyFile(temp, verified, fault);
+      await pauses.written?.(temp);
+      if (serverFault('seed-publish-before-verify')) copyFileSync(temp, options.out); // fault: server:seed-publish-before-verify
+      await verifyFile(temp, verified, fault, pauses);
       checkSidecars(temp);
     } finally {
       writer?.close();
     }
     const bytes = readFileSync(temp);
     const evidence = fault('hash-other-bytes') ? sha256(Buffer.concat([bytes, Buffer.from([0])])) : sha256(bytes); // fault: seed:hash-other-bytes
+    await pauses.hashed?.(temp, evidence);
     // The evidence must describe the bytes about to be published, read again just before the rename.
     if (sha256(readFileSync(temp)) !== evidence) throw new SeedArtifactError('artifact hash', 'the recorded SHA-256 is not the hash of the file being published');
     renameSync(temp, options.out);
@@ -130,8 +149,4 @@ export async function buildSeedArtifact(db: ClientBase, options: BuildOptions): 
   }
 }
 
-/** Temporary files an interrupted earlier run left for `out` (their names say whose they are). */
-export function leftoverTemps(out: string): string[] {
-  const prefix = `.${basename(out)}.`;
-  return readdirSync(dirname(out)).filter((f) => f.startsWith(prefix) && f.includes('.seed-tmp'));
-}
+export { leftoverTemps } from './temp-files.ts';

@@ -7,12 +7,11 @@ import pg from 'pg';
 import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
 import { createControls } from './controls/routes.ts';
-import { newClock } from './core/clock.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { Admission } from './core/admission.ts';
-import { fault } from './core/faults.ts';
+import { newClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
-import { installSchema, waiveScopeFunctionContract } from './db/install.ts';
+import { installSchema } from './db/install.ts';
 import { createSyncServer } from './router.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
@@ -52,7 +51,6 @@ export interface StartOptions {
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   await installSchema(options.databaseUrl);
   await applySqlFaults(options.databaseUrl);
-  if (fault('scope-function-contract-unchecked')) await waiveScopeFunctionContract(options.databaseUrl); // fault: server:scope-function-contract-unchecked
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
   pool.on('error', () => undefined);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));

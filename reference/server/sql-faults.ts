@@ -1,9 +1,9 @@
 /**
- * Fault switches in the installed SQL. The registration of the scope
- * assignment function is PL/pgSQL (sql/005-scopes.sql), so a switch that
- * breaks one of its clauses rewrites that clause of the installed function
- * when the server starts (db/install.ts, amendInstalledSql). Each line names
- * the clause it changes; with no switch on nothing runs.
+ * Fault switches in the installed SQL. Registration, reconfiguration and the
+ * scope function contract are PL/pgSQL (sql/), so a switch that breaks one of
+ * their clauses rewrites that clause of the installed function when the
+ * server starts (db/install.ts, amendInstalledSql). Each line names the
+ * clause it changes; with no switch on nothing runs.
  */
 import { fault } from './core/faults.ts';
 import { amendInstalledSql, type SqlAmendment } from './db/install.ts';
@@ -12,6 +12,9 @@ import { amendInstalledSql, type SqlAmendment } from './db/install.ts';
 const REGISTER = 'synchro.assignment_function_register(text, integer)';
 /** The operator's entry point: a SQL wrapper with the default bound that returns NULL for a NULL name. */
 const ENTRY = 'synchro.synchro_register_assignment_function(text, integer)';
+/** Membership rule changes: prepare (checks) and activate (generations, contents). */
+const RECONFIGURE = 'synchro.synchro_reconfigure_membership(text, text, integer)';
+const ACTIVATE = 'synchro.membership_reconfigure_activate(jsonb, text[], text[])';
 
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
@@ -21,5 +24,10 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('assignment-null-name-unregisters')) amendments.push({ fn: ENTRY, from: 'THEN NULL::void', to: 'THEN synchro.synchro_unregister_assignment_function()' }); // fault: server:assignment-null-name-unregisters
   if (fault('assignment-bound-below-one-unbounded')) amendments.push({ fn: ENTRY, from: 'assignment_function_register(p_function, p_max_scopes)', to: 'assignment_function_register(p_function, CASE WHEN p_max_scopes < 1 THEN NULL ELSE p_max_scopes END)' }); // fault: server:assignment-bound-below-one-unbounded
   if (fault('unbounded-assignment-trusted')) amendments.push({ fn: REGISTER, from: "IF v_p.provolatile <> 's' OR v_p.prosecdef THEN", to: "IF p_max_scopes IS NOT NULL AND (v_p.provolatile <> 's' OR v_p.prosecdef) THEN" }); // fault: server:unbounded-assignment-trusted
+  if (fault('scope-function-contract-unchecked')) amendments.push({ statement: 'CREATE OR REPLACE FUNCTION synchro.scope_function_contract(p_proc regprocedure) RETURNS void LANGUAGE sql AS $$ SELECT $$' }); // fault: server:scope-function-contract-unchecked
+  if (fault('reconfigure-refusal-as-warning')) amendments.push({ fn: RECONFIGURE, from: 'v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout);', to: "BEGIN v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout); EXCEPTION WHEN OTHERS THEN RAISE WARNING '%', SQLERRM; RETURN NULL; END;" }); // fault: server:reconfigure-refusal-as-warning
+  if (fault('assignment-rule-as-warning')) amendments.push({ fn: 'synchro.assignment_rejected(text)', from: "RAISE EXCEPTION 'assignment function rejected: %'", to: "RAISE WARNING 'assignment function rejected: %'" }); // fault: server:assignment-rule-as-warning
+  if (fault('reconfigure-mints-no-generation')) amendments.push({ fn: ACTIVATE, from: 'SELECT unnest(v_affected), 2', to: 'SELECT unnest(v_affected), 2 WHERE false' }); // fault: server:reconfigure-mints-no-generation
+  if (fault('reconfigure-keeps-scope-contents')) amendments.push({ fn: ACTIVATE, from: 'WHERE r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)', to: 'WHERE false AND r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)' }, { fn: ACTIVATE, from: 'WHERE e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)', to: 'WHERE false AND e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)' }); // fault: server:reconfigure-keeps-scope-contents
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

@@ -10,6 +10,7 @@ import { currentManifest } from '../support/integrity/context.ts';
 import { type Manifest, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { ident } from '../support/schema-and-versions/manifests.ts';
 import { artifactState, labelledVersion, publishedResult } from '../support/seeds/artifacts.ts';
+import { assertNoPullNamesScope } from '../support/seeds/pull-scopes.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
 import { addedScopes, answerOf, connectOf, focus, type Obj } from '../support/seeds/seeded-sync.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -197,12 +198,10 @@ Then('the proxy recorded no {string}, {string} or {string} request from client {
 });
 
 Then('no pull of client {string} names scope {string}', async function (this: SyncWorld, name: string, scope: string) {
-  const pulls = (await exchangesOf(this, name, { orUserCredential: true })).filter((e) => e.endpoint === 'pull');
-  for (const e of pulls) {
-    const scopes = (objectBodyOf(e.requestBody)?.scopes ?? {}) as Obj;
-    this.assert.ok(!(scope in scopes), `pull #${e.seq} of client "${name}" does not name ${scope}`);
-  }
-  this.assert.ok(true, `client "${name}" sent ${pulls.length} pulls`);
+  const pulls = (await exchangesOf(this, name, { orUserCredential: true }))
+    .filter((e) => e.endpoint === 'pull')
+    .map((e) => ({ seq: e.seq, scopes: Object.keys((objectBodyOf(e.requestBody)?.scopes ?? {}) as Obj) }));
+  assertNoPullNamesScope(this.assert, pulls, scope, name);
 });
 
 Then('client {string} no longer has rows {string}, {string} and {string} of {string}', async function (this: SyncWorld, name: string, a: string, b: string, c: string, table: string) {

@@ -10,33 +10,12 @@ import Database from 'better-sqlite3';
 import { processPhrase } from '../support/client-mode.ts';
 import { currentManifest } from '../support/integrity/context.ts';
 import { type Manifest, scopeDigestHex } from '../support/integrity/oracle.ts';
+import { undeterminedWithout } from '../support/optional-controls.ts';
 import { artifactDir, artifactPath, artifactState, buildArtifact, fileSha256, labelledVersion, labelRange, publishedResult, sha256 } from '../support/seeds/artifacts.ts';
+import { seedControl } from '../support/seeds/exports.ts';
+import { INTERFERENCES } from '../support/seeds/interference.ts';
 import { assertNoMutation } from '../support/seeds/seeded-client.ts';
 import type { SyncWorld } from '../support/world.ts';
-
-/**
- * The fault table's rows as the exporter fault names of the adapter contract
- * (docs/adapters.md, `seed.exportArtifact`).
- */
-const EXPORTER_FAULTS: Record<string, string> = {
-  'one row dropped from a page': 'drop-row',
-  'one field value altered in a record': 'alter-value',
-  "one record's server_version removed": 'drop-server-version',
-  "one record's server_version altered": 'alter-server-version',
-  "one record's row_checksum altered": 'alter-row-checksum',
-  'the second page skipped': 'skip-second-page',
-  'the first page delivered twice': 'repeat-first-page',
-  "the receipt's cardinality altered": 'alter-receipt-cardinality',
-  'the receipt taken from an earlier export': 'earlier-receipt',
-  'one pending mutation row written to the file': 'pending-mutation-row',
-  'one provenance row omitted': 'omit-provenance-row',
-  'a cursor written for "catalog_public"': 'write-cursor',
-  'one page of the SQLite file corrupted on disk': 'corrupt-page',
-  'the file left in WAL mode with a "-wal" file': 'leave-wal',
-  'the manifest body altered after hashing': 'alter-manifest-body',
-  'the final hash computed over other bytes': 'hash-other-bytes',
-  'the exporter killed while verifying the file': 'kill-during-verify',
-};
 
 Then('the file {string} exists and no file {string}, {string} or {string} exists beside it', function (this: SyncWorld, file: string, wal: string, shm: string, journal: string) {
   const last = artifactState(this).last;
@@ -81,16 +60,33 @@ Given('the destination {string} does not exist', function (this: SyncWorld, file
   this.assert.ok(!existsSync(artifactPath(this, file)), `${file} does not exist yet`);
 });
 
-Given(/^the operator arms exporter fault "(.*)"$/, function (this: SyncWorld, prose: string) {
-  const name = EXPORTER_FAULTS[prose];
-  if (name === undefined) throw new Error(`no exporter fault is known for "${prose}"`);
-  artifactState(this).armed.push(name);
+Given(/^the harness arranges "(.*)" for the next export, from outside the exporter$/, async function (this: SyncWorld, prose: string) {
+  const interference = INTERFERENCES[prose];
+  if (interference === undefined) throw new Error(`the harness knows no interference "${prose}"; it knows ${Object.keys(INTERFERENCES).join('; ')}`);
+  const seed = await seedControl(this);
+  // Without that point the harness cannot reach into the export from outside: no verdict.
+  if (!(seed.artifactIntercepts ?? []).includes(interference.point)) return undeterminedWithout(this, `the server adapter's seed.exportArtifact offers no "${interference.point}" intercept (seed.artifactIntercepts), which "${prose}" needs`);
+  artifactState(this).arranged = { prose, interference };
+  return undefined;
 });
 
 Then('the export reports a failure', function (this: SyncWorld) {
   const last = artifactState(this).last;
   if (last === undefined) throw new Error('no export was run in this scenario');
   this.assert.ok(!last.result.ok, `the export reported a failure (it reported ${JSON.stringify(last.result)})`);
+});
+
+// The check names of the fault table are compared without regard to case ("SQLite integrity" is the exporter's "sqlite integrity").
+Then('the export is refused by the {string} check', function (this: SyncWorld, check: string) {
+  const last = artifactState(this).last;
+  if (last === undefined) throw new Error('no export was run in this scenario');
+  const result = last.result;
+  this.assert.ok(!result.ok, `the export refused to publish (it reported ${JSON.stringify(result)})`);
+  if (result.ok) return;
+  this.assert.equal(result.check.toLowerCase(), check.toLowerCase(), `the check that refused the export (${result.message})`);
+  if (last.interference?.interference.point === 'verifying') {
+    this.assert.equal(result.killed?.signal, 'SIGKILL', 'the build process was killed with SIGKILL while it verified, and ended before the exporter answered');
+  }
 });
 
 Then('{string} is byte-identical to the earlier artifact', function (this: SyncWorld, file: string) {

@@ -5,10 +5,11 @@
  * temporary or sidecar file left behind.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
@@ -139,5 +140,56 @@ test('the command line publishes with evidence, and refuses an armed fault with 
     assert.equal(JSON.parse(refused.stdout).error.check, 'cardinality and digest');
     assert.equal(sha(out), before);
     assert.equal((await runCli(['--out', out])).code, 2);
+  });
+});
+
+/** Runs the command line with the `--pause-at` stages in `args` and hands each pause to `act`, which resumes the build or kills it. */
+function runPaused(args: string[], act: (pause: { pid: number; temp: string }, resume: () => void) => void): Promise<{ code: number | null; lines: string[] }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['reference/seed-artifact/main.ts', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.on('error', () => undefined);
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      const message = JSON.parse(line) as { paused?: string; pid: number; temp: string };
+      if (message.paused !== undefined) act(message, () => child.stdin.write('{"resume":true}\n'));
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, lines }));
+  });
+}
+
+test('a build killed with SIGKILL while it verifies publishes nothing, leaves nothing behind and is reported by its supervisor', async () => {
+  await withExportDb(env(), async (h, _db, dir) => {
+    const out = join(dir, 'seed.sqlite');
+    const clean = await runCli(['--database-url', h.url, '--out', out, '--page-limit', '2']);
+    assert.equal(clean.code, 0, clean.stdout);
+    const before = sha(out);
+    let killed: number | undefined;
+    const run = await runPaused(['--database-url', h.url, '--out', out, '--page-limit', '2', '--pause-at', 'verifying'], (pause) => {
+      assert.ok(existsSync(pause.temp), 'the file under verification exists while the build waits');
+      killed = pause.pid;
+      process.kill(pause.pid, 'SIGKILL');
+    });
+    assert.ok(killed !== undefined, 'the build paused while verifying');
+    assert.equal(run.code, 3);
+    assert.equal(JSON.parse(run.lines.at(-1) ?? '{}').error.check, 'verification not finished');
+    assert.throws(() => process.kill(killed as number, 0), /ESRCH/, 'the killed build process is gone');
+    assert.equal(sha(out), before, 'the earlier artifact is untouched');
+    assertNoLeftovers(dir, out);
+  });
+});
+
+test('a file changed on disk after its hash was recorded is refused by the artifact hash check', async () => {
+  await withExportDb(env(), async (h, _db, dir) => {
+    const out = join(dir, 'seed.sqlite');
+    const run = await runPaused(['--database-url', h.url, '--out', out, '--page-limit', '2', '--pause-at', 'hashed'], (pause, resume) => {
+      appendFileSync(pause.temp, Buffer.from([0]));
+      resume();
+    });
+    assert.equal(run.code, 3);
+    assert.equal(JSON.parse(run.lines.at(-1) ?? '{}').error.check, 'artifact hash');
+    assert.ok(!existsSync(out));
+    assertNoLeftovers(dir, out);
   });
 });

@@ -14,7 +14,7 @@ import { fault } from '../faults.ts';
 import { migrate } from '../journal/migration.ts';
 import { verifyManifest } from '../local/manifest.ts';
 import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
-import { seedReceiptsMember, settleSeed } from '../local/seed.ts';
+import { readSeedReceipts, seedReceiptsMember, settleSeed } from '../local/seed.ts';
 import { clearBackoff } from './backoff.ts';
 import { readResponse } from './response.ts';
 
@@ -42,6 +42,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   // A version the server cannot rank would defeat its minimum-version gate: never announce one.
   const announceable = isSemVer(ctx.config.appVersion) || fault('announce-malformed-app-version'); // fault: client:announce-malformed-app-version
   if (!announceable) throw new ClientError('connecting', 'invalid_app_version', `the application version ${JSON.stringify(ctx.config.appVersion)} is not a Semantic Versioning 2.0.0 version`, false, 'none');
+  if (fault('seed-receipt-as-cursor')) for (const r of readSeedReceipts(ctx.db)) addScope(ctx, r.scopeId, r.receipt); // fault: client:seed-receipt-as-cursor
   const res = await ctx.transport('/sync/connect', connectRequest(ctx));
   if (fault('fold-type-case') && res.status === 200) res.body = Buffer.from(JSON.stringify(((b) => { const m = b.schema_definition; if (m?.tables === undefined || schemaManifestHashUnchecked(m).hash !== m.schema_hash) return b; for (const f of m.tables.flatMap((t: { fields: unknown[] }) => t.fields)) f.type = String(f.type).toLowerCase(); b.schema.hash = m.schema_hash = schemaManifestHashUnchecked(m).hash; return b; })(JSON.parse(Buffer.from(res.body).toString('utf8'))))); // fault: client:fold-type-case
   const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());

@@ -81,6 +81,7 @@ async function callImpact(db: ClientBase, rule: ImpactRule, source: RegisteredTa
       r.pk_type === target.def.pkType &&
       typeof r.pk_value === 'string' &&
       (target.def.pkType === 'string' || INTEGER_KEY.test(r.pk_value));
+    if (!valid && fault('impact-invalid-reference-as-none')) continue; // fault: server:impact-invalid-reference-as-none
     if (!valid) throw new CaptureFailure('scope_evaluation_failed', 'the impact function returned an invalid row reference', target.def.tableId);
     keys.add(r.pk_value as string);
   }
@@ -102,7 +103,7 @@ export async function impactedRows(
 ): Promise<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
   for (const c of changed) {
-    const rules = c.table.impacts ?? [];
+    const rules = fault('capture-only-dependency-ignored') && c.table.membershipFunction === null ? [] : (c.table.impacts ?? []); // fault: server:capture-only-dependency-ignored
     if (rules.length === 0) continue;
     const oldImage = fault('impact-new-image-only') ? null : ((await prior(c.table.def.tableId, c.pkText))?.row_source ?? null); // fault: server:impact-new-image-only
     for (const rule of rules) {

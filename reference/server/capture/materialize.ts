@@ -96,6 +96,7 @@ async function membership(db: ClientBase, t: RegisteredTable, pkText: string): P
     out.add(r.s);
   }
   if (out.size > t.maxScopeFanout) throw new CaptureFailure('scope_evaluation_failed', 'the membership result exceeds max_scope_fanout', t.def.tableId);
+  if (fault('membership-first-scope-only')) return [...out].slice(0, 1); // fault: server:membership-first-scope-only
   return [...out].sort(utf8Order);
 }
 
@@ -125,6 +126,7 @@ export async function materializeTransaction(
       if (before === null) throw new CaptureFailure('materialization_failed', 'an unchanged column has no prior projection', t.def.tableId);
       image = Object.fromEntries(Object.entries(image).map(([c, v]) => [c, v === UNCHANGED ? before[c] : v]));
     }
+    if (fault('first-image-wins') && state.has(key)) continue; // fault: server:first-image-wins
     state.set(key, { table: t, pkText: ev.pkText, image, version: ev.fence.version, deleted: ev.fence.state === 'deleted', lastOrdinal: ev.ordinal });
   }
 

@@ -34,7 +34,7 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
     throw integrityFailure();
   }
   if (fault('bounded-assignment-truncated') && fn.max_scopes !== null) rows = rows.slice(0, fn.max_scopes); // fault: server:bounded-assignment-truncated
-  if (fn.max_scopes !== null && rows.length > fn.max_scopes) throw integrityFailure();
+  if (fn.max_scopes !== null && rows.length > fn.max_scopes && !fault('assignment-over-bound-accepted')) throw integrityFailure(); // fault: server:assignment-over-bound-accepted
   const out: string[] = [];
   for (const { s } of rows) {
     if (s === null || s.trim() === '' || (s.startsWith('user:') && !fault('function-user-scopes-accepted'))) throw integrityFailure(); // fault: server:function-user-scopes-accepted

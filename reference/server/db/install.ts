@@ -44,21 +44,6 @@ export async function installSchema(databaseUrl: string): Promise<boolean> {
   }
 }
 
-/**
- * Sensitivity-run fault only: registration stops checking the scope function
- * contract (language, volatility, rights, forbidden calls), so a conformance
- * suite can show it notices a server that takes any function.
- */
-export async function waiveScopeFunctionContract(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('CREATE OR REPLACE FUNCTION synchro.scope_function_contract(p_proc regprocedure) RETURNS void LANGUAGE sql AS $$ SELECT $$');
-  } finally {
-    await client.end();
-  }
-}
-
 /** One change a sensitivity-run fault makes to the installed SQL. */
 export type SqlAmendment =
   /** Replace `from`, which must occur exactly once, by `to` in the definition of `fn` (a regprocedure) and reinstall it. */
@@ -70,7 +55,9 @@ export type SqlAmendment =
  * Sensitivity-run faults only: applies each amendment to the installed schema.
  * A function is read back with pg_get_functiondef, edited and installed again
  * with CREATE OR REPLACE, so its owner and grants stay. A clause that is not
- * found is an error, so a fault cannot silently change nothing.
+ * found exactly once is an error, so a fault cannot silently change nothing
+ * after the SQL changes; an edit already applied (a server started again on
+ * the same database) is left as it is.
  */
 export async function amendInstalledSql(databaseUrl: string, amendments: readonly SqlAmendment[]): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -83,6 +70,7 @@ export async function amendInstalledSql(databaseUrl: string, amendments: readonl
       }
       const { rows } = await client.query<{ def: string }>('SELECT pg_get_functiondef($1::regprocedure) AS def', [amendment.fn]);
       const def = rows[0]?.def ?? '';
+      if (!def.includes(amendment.from) && def.includes(amendment.to)) continue;
       if (def.split(amendment.from).length !== 2) throw new Error(`fault amendment: ${amendment.fn} does not contain exactly one "${amendment.from}"`);
       await client.query(def.replace(amendment.from, amendment.to));
     }

@@ -63,6 +63,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       if (check.status === 'stale') stale.add(scope);
       else valid.set(scope, check.position);
     }
+    if (fault('stale-cursor-stales-all') && stale.size > 0) for (const scope of [...valid.keys()]) { stale.add(scope); valid.delete(scope); } // fault: server:stale-cursor-stales-all
     admit();
     await gateCapture(db, userId, request.client_id);
 

@@ -1,8 +1,9 @@
 /**
  * Portable seed artifacts a scenario built: where the files live (a
  * destination directory of the scenario's own), what the last build reported,
- * the exporter faults armed for the next build, and the server versions the
- * scenario's rows were given under their feature labels (P1, P2...).
+ * the interference the harness arranged for the next build (interference.ts),
+ * and the server versions the scenario's rows were given under their feature
+ * labels (P1, P2...).
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,11 +13,12 @@ import type { SeedArtifactResult } from '../../../harness/adapters/server.ts';
 import { currentManifest } from '../integrity/context.ts';
 import type { SyncWorld } from '../world.ts';
 import { seedControl } from './exports.ts';
+import type { Interference } from './interference.ts';
 
 interface ArtifactState {
-  /** Exporter fault names armed for the next build. */
-  armed: string[];
-  last?: { out: string; result: SeedArtifactResult; before: string[] };
+  /** What the harness does to the next build from outside the exporter (the fault table's prose and how). */
+  arranged?: { prose: string; interference: Interference };
+  last?: { out: string; result: SeedArtifactResult; before: string[]; interference?: { prose: string; interference: Interference } };
   /** The build result of each published artifact, by file name. */
   published: Map<string, Extract<SeedArtifactResult, { ok: true }>>;
   /** Bytes the harness kept of an artifact before a later build aimed at the same destination. */
@@ -32,7 +34,7 @@ const states = new WeakMap<SyncWorld, ArtifactState>();
 export function artifactState(world: SyncWorld): ArtifactState {
   let state = states.get(world);
   if (state === undefined) {
-    state = { armed: [], published: new Map(), earlier: new Map(), versions: new Map(), receipts: new Map() };
+    state = { published: new Map(), earlier: new Map(), versions: new Map(), receipts: new Map() };
     states.set(world, state);
   }
   return state;
@@ -58,7 +60,7 @@ export function fileSha256(path: string): string {
   return sha256(readFileSync(path));
 }
 
-/** Runs one artifact build into `file` with the armed faults (disarmed afterwards) and keeps what it reported. */
+/** Runs one artifact build into `file` with the arranged interference (used once) and keeps what it reported. */
 export async function buildArtifact(world: SyncWorld, file: string, pageLimit: number | undefined): Promise<SeedArtifactResult> {
   const seed = await seedControl(world);
   if (seed.exportArtifact === undefined) throw new Error('the server adapter\'s seed capability cannot build portable seed artifacts (seed.exportArtifact)');
@@ -67,10 +69,16 @@ export async function buildArtifact(world: SyncWorld, file: string, pageLimit: n
   const state = artifactState(world);
   const out = artifactPath(world, file);
   const before = readdirSync(artifactDir(world)).sort();
-  const faults = state.armed;
-  state.armed = [];
-  const result = await seed.exportArtifact({ out, ...(pageLimit === undefined ? {} : { pageLimit }), ...(faults.length > 0 ? { faults } : {}) });
-  state.last = { out, result, before };
+  const arranged = state.arranged;
+  state.arranged = undefined;
+  const armed = arranged === undefined ? undefined : await arranged.interference.arm(world);
+  let result: SeedArtifactResult;
+  try {
+    result = await seed.exportArtifact({ out, ...(pageLimit === undefined ? {} : { pageLimit }), ...(armed === undefined ? {} : { intercept: armed.intercept }) });
+  } finally {
+    armed?.settle();
+  }
+  state.last = { out, result, before, ...(arranged === undefined ? {} : { interference: arranged }) };
   if (result.ok) state.published.set(file, result);
   return result;
 }
