@@ -46,6 +46,13 @@ function provision(server: ServerAdapter) {
  */
 export async function publishChange(world: SyncWorld, table: string, ddl: string, transitionClass: string): Promise<SchemaManifest> {
   const server = await world.readyServer();
+  // The operator changes the schema once capture has caught up with the writes
+  // before it: the reference reads a transaction against the registration as it
+  // is when capture reaches the next registry change, not as it was at that
+  // generation (docs/decisions.md, entry 19), so a change committed while
+  // capture still lags behind an earlier registration would quarantine a row
+  // written under the old shape. What a scenario here checks comes after.
+  await awaitCapture(world);
   const before = await currentManifest(world);
   await provision(server).exec(`BEGIN;\n${ddl}\nSELECT synchro.synchro_reconfigure_table(${literal(`public.${ident(table)}`)});\nCOMMIT;`);
   await awaitCapture(world);
