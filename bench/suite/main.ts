@@ -123,6 +123,8 @@ async function main(): Promise<void> {
     console.log(line('server-only scenarios', serverOnly, floor, TARGET_SERVER_S));
     console.log(line('scenarios with a client', withClient, floor, TARGET_CLIENT_S));
     console.log(line('all passed scenarios', worked.map((s) => s.seconds), floor));
+    const waits = worked.map((s) => s.resources?.serverWaitMs ?? 0).sort((a, b) => a - b);
+    console.log(`waited for a server handed over by the warm pool: median ${quantile(waits, 0.5)} ms, p95 ${quantile(waits, 0.95)} ms`);
     console.log(`scenarios run: ${scenarios.length} in ${runSeconds.toFixed(1)} s of Cucumber time (${(scenarios.length / runSeconds).toFixed(2)} scenarios/s), ${wall.toFixed(1)} s wall with the cluster start`);
   } finally {
     rmSync(out, { recursive: true, force: true });

@@ -24,6 +24,8 @@ export const RESOURCES_MEDIA_TYPE = 'application/vnd.synchro.resources+json';
 
 export interface ResourcesEvidence {
   server: boolean;
+  /** Milliseconds the scenario waited for its server to be handed over, when it used one. */
+  serverWaitMs: number | null;
   clientProcesses: number;
 }
 

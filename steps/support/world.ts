@@ -124,6 +124,8 @@ export class SyncWorld extends World<RunParameters> {
   readonly #wires = new Map<string, WireClient>();
   readonly #processes = new Map<string, Promise<ProcessClient>>();
   #server: Promise<ServerAdapter> | undefined;
+  /** How long the scenario waited for its server (mostly nothing, when one was prepared ahead). */
+  #serverWaitMs: number | undefined;
   #proxy: Promise<WireProxy> | undefined;
   #scratch: string | undefined;
 
@@ -145,7 +147,13 @@ export class SyncWorld extends World<RunParameters> {
 
   /** The scenario's server, started (fresh database) on first use. */
   server(): Promise<ServerAdapter> {
-    this.#server ??= openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs });
+    if (this.#server === undefined) {
+      const asked = performance.now();
+      this.#server = openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs });
+      void this.#server.then(() => {
+        this.#serverWaitMs = Math.round(performance.now() - asked);
+      }, () => undefined);
+    }
     return this.#server;
   }
 
@@ -319,8 +327,8 @@ export class SyncWorld extends World<RunParameters> {
   }
 
   /** What the scenario started, for the cost benchmark. */
-  resources(): { server: boolean; clientProcesses: number } {
-    return { server: this.#server !== undefined, clientProcesses: [...this.clients.values()].reduce((sum, client) => sum + client.process.starts, 0) };
+  resources(): { server: boolean; serverWaitMs: number | null; clientProcesses: number } {
+    return { server: this.#server !== undefined, serverWaitMs: this.#serverWaitMs ?? null, clientProcesses: [...this.clients.values()].reduce((sum, client) => sum + client.process.starts, 0) };
   }
 
   /** Problems found along the way that fail the scenario even if every step passed. */
