@@ -180,6 +180,8 @@ add('inspectMutations', () => {
       op: m.operation,
       status: m.status,
       sourceKind: m.sourceKind,
+      localOrder: m.localOrder,
+      authoredSchema: m.authoredSchema,
       links: { dependsOnMutationId: m.dependsOnMutationId, normalizedMutationId: m.normalizedMutationId },
       batchId: m.sealedBatchId,
       ordinal: m.sealedOrdinal,
@@ -237,12 +239,21 @@ async function answer(line: string): Promise<void> {
   if (response !== null) process.stdout.write(`${JSON.stringify(response)}\n`);
 }
 
+/**
+ * Application SQL is what an application does while a sync waits on the
+ * network (a write made while its push is in flight is the case the queue
+ * rules are about), so it is answered at once too. Each call is one
+ * synchronous SQLite transaction, which cannot interleave with the sync's own.
+ */
+const APPLICATION_SQL = new Set(['query', 'execute', 'transaction', 'atomicWrite']);
+
 // Other requests are handled one at a time, in arrival order, so a crash point is reached deterministically.
 let chain: Promise<void> = Promise.resolve();
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line.trim() === '') return;
-  if (READ_ONLY.has(String(methodOf(line)))) void answer(line);
+  const method = String(methodOf(line));
+  if (READ_ONLY.has(method) || APPLICATION_SQL.has(method)) void answer(line);
   else chain = chain.then(() => answer(line));
 });
 lines.on('close', () => {

@@ -32,7 +32,7 @@ Feature: Local SQL Is The App Surface
 
   Rule: every synced CRUD operation can be performed by reading and writing local SQLite
 
-    @cap:provision
+    @cap:provision @cap:sourceSql
     Scenario Outline: insert, update and delete on table "<table>" through local SQL reach the server
       When client "A" executes SQL:
         """

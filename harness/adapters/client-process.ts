@@ -73,6 +73,8 @@ export class ClientSupervisor {
   readonly options: SupervisorOptions;
   /** Protocol breaches seen so far; any entry fails the scenario. */
   readonly breaches: string[] = [];
+  /** The method of every call made, in order, across restarts: what the harness asked of the client. */
+  readonly calls: ClientMethod[] = [];
   #child: OwnedProcess | undefined;
   #rpc: JSONRPCClient | undefined;
   /** Ids of calls in flight, and why each was aborted when the process went away or misbehaved. */
@@ -181,6 +183,7 @@ export class ClientSupervisor {
     if (paramProblems.length > 0) throw new Error(`harness built invalid ${method} params: ${formatProblems(paramProblems)}`);
     const rpc = this.#rpc;
     if (!rpc || !this.alive) throw new ClientProtocolError(`cannot call ${method}: the client process is not running`, this.stderr);
+    this.calls.push(method);
     if (method === 'open') this.#lastOpen = params;
     // Once a crash point is armed, the process may die at any moment without that being a breach.
     if (method === 'armCrash') this.#expectDeath = true;

@@ -89,6 +89,7 @@ export class WireProxy extends LoopbackRelay {
     const intent = req.headers[INTENT_HEADER];
     const exchange: Exchange = {
       seq: this.exchanges.length + 1,
+      receivedAt: Date.now(),
       endpoint: route.endpoint,
       method: req.method ?? 'GET',
       path: req.url ?? '/',

@@ -24,6 +24,8 @@ export interface WireViolation {
 export interface Exchange {
   /** 1-based order in which requests reached the proxy. */
   seq: number;
+  /** When the request reached the proxy, in epoch milliseconds. */
+  receivedAt?: number;
   endpoint: Endpoint | 'other';
   method: string;
   path: string;

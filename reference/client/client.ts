@@ -326,9 +326,18 @@ export class SynchroClient {
     }
   }
 
-  /** The one explicit policy that deletes retained rejections. */
+  /**
+   * The one explicit policy that deletes retained rejections: the rejection
+   * records and the queue records of the rejected mutations with their
+   * authored values, in one transaction. Nothing else ever removes intent.
+   */
   clearRejections(): number {
-    return this.ctx.db.prepare('DELETE FROM _synchro_rejected_mutations').run().changes;
+    const { db } = this.ctx;
+    return db.transaction(() => {
+      db.prepare(`DELETE FROM _synchro_mutation_values WHERE mutation_id IN (SELECT mutation_id FROM _synchro_pending_changes WHERE lifecycle_state = 'server_rejected')`).run();
+      db.prepare(`DELETE FROM _synchro_pending_changes WHERE lifecycle_state = 'server_rejected'`).run();
+      return db.prepare('DELETE FROM _synchro_rejected_mutations').run().changes;
+    })();
   }
 
   close(): void {

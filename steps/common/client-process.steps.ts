@@ -7,6 +7,7 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { backoffOf, lastFailure, lifecycle, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
 import { processPhrase } from '../support/client-mode.ts';
+import { runApplicationSql } from '../support/mutations/writes.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -85,19 +86,9 @@ Given('client {string} has synced', async function (this: SyncWorld, name: strin
 });
 
 When('client {string} executes SQL:', async function (this: SyncWorld, name: string, sql: string) {
-  const client = await this.process(name);
   // Several statements run as one local transaction, as an application would write them.
-  const statements = splitStatements(sql).map((statement) => ({ sql: statement }));
-  await client.call('transaction', { statements });
+  await runApplicationSql(this, name, sql);
 });
-
-/** Splits a script at semicolons that end a line (the features write one statement per line or block). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*(?:\n|$)/)
-    .map((statement) => statement.trim())
-    .filter((statement) => statement !== '');
-}
 
 function lastSync(world: SyncWorld, name: string) {
   const result = world.lastSync.get(name);

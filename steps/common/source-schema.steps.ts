@@ -18,14 +18,25 @@ import type { SyncWorld } from '../support/world.ts';
 const yes = (cell: string | undefined) => cell?.trim().toLowerCase() === 'yes';
 
 Given('a registered table {string} with columns:', function (this: SyncWorld, name: string, table: DataTable) {
-  const columns: ColumnSpec[] = table.hashes().map((row) => {
+  const rows = table.hashes();
+  // A table written as the application sees it (writable and lifecycle columns, no nullable column) has SQL's default: every non-key column nullable.
+  const header = table.raw()[0] ?? [];
+  const applicationView = !header.includes('nullable') && (header.includes('writable') || header.includes('lifecycle'));
+  const columns: ColumnSpec[] = rows.map((row) => {
     if (!row.column || !row.type) throw new Error(`table "${name}": every row needs a column and a type`);
     const key = yes(row.key);
+    // `decimal(10,2)` spells precision and scale in the type.
+    const typed = /^(\w+)\((\d+),\s*(\d+)\)$/.exec(row.type.trim());
+    const precision = typed ? { precision: Number(typed[2]), scale: Number(typed[3]) } : row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
     // A key column is never null; other columns are NOT NULL unless the table says nullable.
-    const precision = row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
-    return { name: row.column, type: row.type, key, nullable: !key && yes(row.nullable), ...precision };
+    return { name: row.column, type: typed ? (typed[1] as string) : row.type, key, nullable: !key && (applicationView || yes(row.nullable)), ...precision };
   });
-  this.model.declareTable(name, columns);
+  const declared = this.model.declareTable(name, columns);
+  // Lifecycle columns are server-owned: the registration names them.
+  for (const row of rows) {
+    if (row.lifecycle?.trim() === 'updated_at') declared.updatedAtColumn = row.column;
+    if (row.lifecycle?.trim() === 'deleted_at') declared.deletedAtColumn = row.column;
+  }
 });
 
 Given('table {string} places each row in scope {string}', function (this: SyncWorld, name: string, template: string) {

@@ -26,6 +26,7 @@ export interface TableSpec {
   /** Extra placements for rows whose `column` holds `value`. */
   conditional: { column: string; value: string; scope: string }[];
   deletedAtColumn?: string;
+  updatedAtColumn?: string;
   installed: boolean;
 }
 
@@ -127,6 +128,7 @@ export class ScenarioModel {
         membershipFunction,
         composition: table.conditional.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
+        ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
       });
       table.installed = true;
     }

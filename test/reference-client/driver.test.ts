@@ -82,7 +82,7 @@ test('the durable snapshot digest moves with sync state, not with status, and ca
   await d.close();
 });
 
-test('read-only calls are answered while a sync waits on the network', async () => {
+test('read-only calls and application SQL are answered while a sync waits on the network', async () => {
   // A server that accepts the connect and never answers until the test cuts the connection.
   let arrived!: () => void;
   const reached = new Promise<void>((resolve) => {
@@ -99,6 +99,8 @@ test('read-only calls are answered while a sync waits on the network', async () 
   await reached;
   assert.equal((await d.call<{ status: string }>('getStatus')).status, 'connecting');
   assert.ok((await d.call<{ digest: string }>('snapshotDigest', {})).digest.length > 0);
+  // The application keeps reading its tables while the sync waits: no write is possible here, the schema is not installed yet.
+  assert.deepEqual(await d.call('query', { sql: 'SELECT 1 AS one' }), { rows: [{ one: 1 }] });
   for (const res of held) res.socket?.destroy();
   assert.equal((await sync).completion, 'blocked');
   assert.equal((await d.call<{ backoff: { operation: string; attempt: number } }>('inspectBackoff')).backoff.operation, 'connecting');

@@ -319,8 +319,14 @@ test('a terminal rejection survives restart and is removed only by the clear pol
   assert.deepEqual(c.inspectRejections().map((r) => r.code), ['policy_rejected']);
   await c.syncNow();
   assert.equal(c.inspectRejections().length, 1, 'never retried or dropped automatically');
+  assert.equal(c.inspectMutations().filter((m) => m.status === 'server_rejected').length, 1, 'the rejected record stays inspectable until the policy runs');
   assert.equal(c.clearRejections(), 1);
   assert.equal(c.inspectRejections().length, 0);
+  assert.deepEqual(
+    c.inspectMutations().filter((m) => m.status === 'server_rejected'),
+    [],
+    'the policy clears the rejected queue record with its rejection',
+  );
   c.close();
 });
 

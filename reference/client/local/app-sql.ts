@@ -5,6 +5,7 @@
  */
 import type { Ctx } from '../context.ts';
 import { SqlRefused } from '../errors.ts';
+import { fault } from '../faults.ts';
 import { triggerDdl } from './triggers.ts';
 
 export type StatementKind = 'read' | 'write' | 'ddl';
@@ -35,6 +36,7 @@ export function guardStatement(ctx: Ctx, sql: string): StatementKind {
     }
     const target = writeTarget(sql);
     const table = target === undefined ? undefined : ctx.schema?.byName.get(target);
+    if (fault('synced-delete-needs-api') && first === 'DELETE' && table !== undefined) throw new SqlRefused('use_delete_api', `rows of ${table.name} are deleted through the client's delete API`); // fault: client:synced-delete-needs-api
     if (table !== undefined && !triggersIntact(ctx, table.name, triggerDdl(table))) {
       throw new SqlRefused('capture_triggers_missing', `capture triggers of ${table.name} are not the generated set; the write is refused`);
     }

@@ -6,6 +6,7 @@
  * Every trigger is silent while `_synchro_meta.sync_lock` is '1', which is
  * how server-originated writes avoid echoing back as mutations.
  */
+import { fault } from '../faults.ts';
 import type { LocalTable } from './manifest.ts';
 import { quoteIdent as q, quoteText as t } from './manifest.ts';
 
@@ -59,6 +60,7 @@ export function triggerDdl(table: LocalTable): string[] {
     `CREATE TRIGGER ${q(upd as string)} AFTER UPDATE ON ${T} WHEN ${UNLOCKED} AND (${changed.length === 0 ? '0' : changed.join(' OR ')}) BEGIN ${captureInsert(table, updateOp, 'NEW')} ${captureValues(table, true)} END`,
   ];
   if (soft === undefined) {
+    if (fault('no-hard-delete-capture')) return out; // fault: client:no-hard-delete-capture
     out.push(`CREATE TRIGGER ${q(del as string)} AFTER DELETE ON ${T} WHEN ${UNLOCKED} BEGIN ${captureInsert(table, `'delete'`, 'OLD')} END`);
   } else {
     // A hard delete of a soft-delete table becomes a soft delete, which the update trigger captures.
