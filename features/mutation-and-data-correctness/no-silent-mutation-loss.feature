@@ -116,8 +116,8 @@ Feature: No Silent Mutation Loss
 
     @negative @cap:provision @cap:crash
     Scenario Outline: a crash at <point> loses no captured mutation
-      Given client "A" executes SQL "UPDATE notes SET body = 'oat' WHERE id = 'n-1'"
-      And client "A" will crash at point "<point>"
+      Given client "A" will crash at point "<point>"
+      And client "A" executes SQL "UPDATE notes SET body = 'oat' WHERE id = 'n-1'"
       When client "A" syncs
       And client "A" is restarted
       And client "A" syncs

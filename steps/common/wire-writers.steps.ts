@@ -9,8 +9,8 @@ import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { batchMutations } from '../support/batch-table.ts';
 import { queueState } from '../support/mutations/state.ts';
 import { servedRow } from '../support/mutations/server-rows.ts';
+import { columnValue, writerPush } from '../support/mutations/writers.ts';
 import { labelledVersion } from '../support/seeds/artifacts.ts';
-import { cellValue } from '../support/values.ts';
 import type { Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -26,26 +26,6 @@ Given('client {string} has pushed a batch with:', async function (this: SyncWorl
   const applied = ((reply.json?.accepted ?? []) as Obj[]).filter((o) => o.status === 'applied').length;
   if (reply.status !== 200 || applied !== mutations.length) throw new Error(`client "${name}" got ${applied} of ${mutations.length} mutations applied: ${reply.status} ${reply.text}`);
 });
-
-/** Pushes one mutation as writer `name`; it must be applied. Its new version is kept under `name/table/row`. */
-async function writerPush(world: SyncWorld, name: string, spec: { op: 'insert' | 'update' | 'delete'; table: string; row: string; base?: string; columns?: Obj }): Promise<string> {
-  const writer = world.wire(name);
-  const key = world.model.keyColumn(spec.table);
-  const mutation = writer.mutation({ op: spec.op, table: spec.table, pk: cellValue(key, spec.row), ...(spec.columns ? { columns: spec.columns } : {}), ...(spec.base ? { base_version: spec.base } : {}) });
-  const reply = await writer.push([mutation]);
-  const outcome = (reply.json?.accepted ?? [])[0] as Obj | undefined;
-  if (reply.status !== 200 || outcome?.status !== 'applied') throw new Error(`the ${spec.op} of ${spec.table} ${spec.row} by client "${name}" was not applied: ${reply.status} ${reply.text}`);
-  const version = String(outcome.server_version);
-  queueState(world).writerVersions.set(`${name}/${spec.table}/${spec.row}`, version);
-  return version;
-}
-
-function columnValue(world: SyncWorld, table: string, column: string, text: string): unknown {
-  return cellValue(
-    world.model.table(table).columns.find((c) => c.name === column),
-    text,
-  );
-}
 
 When(/^client "([^"]+)" updates row "([^"]+)" of table "([^"]+)" from "([^"]+)" setting (\w+) "([^"]*)"$/, async function (this: SyncWorld, name: string, row: string, table: string, from: string, column: string, value: string) {
   await writerPush(this, name, { op: 'update', table, row, base: labelledVersion(this, from), columns: { [column]: columnValue(this, table, column, value) } });

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../context.ts';
+import { fault } from '../faults.ts';
 import { type MutationRecord, valuesOf } from './records.ts';
 
 /** Normalizes pending chains; with `groupId` only chains inside that atomic group. */
@@ -77,7 +78,7 @@ function fold(ctx: Ctx, run: MutationRecord[]): void {
     const put = ctx.db.prepare('INSERT INTO _synchro_mutation_values(mutation_id, field_id, value) VALUES (?, ?, ?)');
     for (const [field, value] of merged) put.run(id, field, value as never);
   }
-  ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'superseded_before_send', normalized_mutation_id = ? WHERE mutation_id IN (${marks})`).run(id, ...ids);
+  ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'superseded_before_send', normalized_mutation_id = ? WHERE mutation_id IN (${marks})`).run(fault('unlinked-normalization') ? null : id, ...ids); // fault: client:unlinked-normalization
   ctx.db
     .prepare(`UPDATE _synchro_pending_changes SET depends_on_mutation_id = ? WHERE depends_on_mutation_id IN (${marks}) AND mutation_id NOT IN (${marks}) AND mutation_id <> ?`)
     .run(id, ...ids, ...ids, id);

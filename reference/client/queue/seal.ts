@@ -104,6 +104,7 @@ export function sealNextBatch(ctx: Ctx): SealedBatch | undefined {
   if (existing !== undefined && !fault('abandon-sealed-batch')) return existing; // fault: client:abandon-sealed-batch
   const sealed = ctx.db.transaction((): SealedBatch | undefined => {
     normalizePending(ctx);
+    if (fault('purge-folded-records')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE lifecycle_state IN ('superseded_before_send', 'cancelled_before_send')`).run(); // fault: client:purge-folded-records
     const candidates = ctx.db.prepare(`SELECT * FROM _synchro_pending_changes WHERE lifecycle_state = 'pending' ORDER BY ${QUEUE_ORDER}`).all() as MutationRecord[];
     const chosen: { rec: MutationRecord; wire: WireMutation }[] = [];
     let atomic = false;

@@ -4,6 +4,7 @@
  */
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { fault } from '../faults.ts';
 import { reconcilePush } from '../queue/reconcile.ts';
 import type { SealedBatch } from '../queue/seal.ts';
 import { clearBackoff } from './backoff.ts';
@@ -22,6 +23,7 @@ export async function sendBatch(ctx: Ctx, batch: SealedBatch): Promise<PushResul
   } catch (e) {
     // Both codes refuse the batch at first execution; a successor batch follows the reconnect.
     if (e instanceof ClientError && (e.code === 'client_generation_expired' || e.code === 'schema_mismatch')) return 'reconnect';
+    if (fault('drop-refused-batch') && e instanceof ClientError) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE sealed_batch_id = ?`).run(batch.batch_id); // fault: client:drop-refused-batch
     throw e;
   }
   ctx.crash('after_push_apply_commit');
