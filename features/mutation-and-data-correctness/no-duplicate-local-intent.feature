@@ -69,14 +69,16 @@ Feature: No Duplicate Local Intent
         | a retried request after a 503           | the proxy answers the next push of client "A" with status 503, code "temporary_unavailable" and Retry-After "1" |
         | a retried request after a 429           | the proxy answers the next push of client "A" with status 429, code "retry_later" and Retry-After "1"           |
         | a replayed response after response loss | the proxy drops the response to the next push of client "A" after the server committed it        |
-        | a response delivered twice              | the proxy delivers the response to the next push of client "A" and then replays the same exchange to the client once more |
+        | a request delivered to the server twice | the proxy delivers the next push of client "A" to the server twice and hands the client the second, replayed answer |
 
-    @negative @cap:provision
+    @negative @cap:provision @cap:capture
     Scenario: the pull echo of the client's own accepted write is applied by row identity, not captured
       Given client "A" executes SQL "INSERT INTO notes (id, owner_id, body) VALUES ('n-1', 'alice', 'milk')"
+      And the capture worker is paused
       And client "A" syncs
       And the record count of client "A" is remembered
-      When capture has materialized every committed source transaction
+      When the capture worker resumes
+      And capture has materialized every committed source transaction
       And client "A" pulls
       Then the pull response lists exactly these changes:
         | scope      | table | op     | pk  |

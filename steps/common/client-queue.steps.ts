@@ -92,6 +92,8 @@ Then('client {string} shows exactly one mutation record for row {string}, with s
   const records = ofRow(await queueOf(this, name), row);
   this.assert.equal(records.length, 1, `client "${name}" shows ${records.length} records for row ${row}: ${describeQueue(records)}`);
   this.assert.equal(records[0]?.status, status, `status of the one record of row ${row}`);
+  // Later steps say "that mutation ID".
+  if (records[0] !== undefined) queueState(this).labels.set('that mutation ID', records[0].id);
 });
 
 Then('the proxy recorded no push from client {string}', async function (this: SyncWorld, name: string) {

@@ -11,6 +11,7 @@ import { alterToken } from '../support/opaque-tokens/alteration.ts';
 import { pullPresenting, pullUntilHeld, snapshotCursors } from '../support/opaque-tokens/cursor-authentication.ts';
 import { placementFor, rowValues } from '../support/opaque-tokens/rows.ts';
 import { state } from '../support/opaque-tokens/server-versions.ts';
+import { processPulls } from '../support/mutations/process-pull.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
 import { readReply } from '../support/reply.ts';
 import { pullPresenting as pullPresentingLabelled } from '../support/scope-generations/invalidation.ts';
@@ -36,7 +37,9 @@ When('client {string} connects', async function (this: SyncWorld, name: string) 
 });
 
 When('client {string} pulls', async function (this: SyncWorld, name: string) {
-  await this.wire(name).pull();
+  // A client under test pulls by syncing; its pull answers are recorded like the harness's own.
+  if (this.isProcess(name)) await processPulls(this, name);
+  else await this.wire(name).pull();
 });
 
 Given('client {string} has pulled', async function (this: SyncWorld, name: string) {

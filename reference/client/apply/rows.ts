@@ -70,6 +70,7 @@ export function writeRow(ctx: Ctx, table: LocalTable, row: WireRow): void {
   const values = table.columns.map((c) => toSql(c.type, row[c.fieldId]));
   const updates = table.columns.filter((c) => c !== table.pk).map((c) => `${q(c.name)} = excluded.${q(c.name)}`);
   const conflict = updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`;
+  if (fault('replace-server-rows-captured')) { ctx.db.exec(`UPDATE _synchro_meta SET value = '0' WHERE key = 'sync_lock'`); ctx.db.prepare(`INSERT OR REPLACE INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values); return; } // fault: client:replace-server-rows-captured
   ctx.db.prepare(`INSERT INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(${q(table.pk.name)}) ${conflict}`).run(...values);
 }
 

@@ -3,6 +3,7 @@
  * form is built only from what capture stored, so sealing never invents or
  * changes authored content.
  */
+import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../context.ts';
 import { fault } from '../faults.ts';
 import type { LocalTable } from '../local/manifest.ts';
@@ -48,7 +49,7 @@ export type WireMutation = Record<string, unknown> & { mutation_id: string };
 
 export function wireMutation(ctx: Ctx, rec: MutationRecord, table: LocalTable): WireMutation {
   const out: WireMutation = {
-    mutation_id: rec.mutation_id,
+    mutation_id: fault('fresh-id-at-seal') ? randomUUID() : rec.mutation_id, // fault: client:fresh-id-at-seal
     table: rec.table_id,
     pk: { [rec.pk_field_id]: pkFromRecordId(table.pk.type, rec.record_id) },
     authored_schema: { version: rec.authored_schema_version, hash: rec.authored_schema_hash },
