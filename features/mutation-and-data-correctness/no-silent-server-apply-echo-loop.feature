@@ -73,10 +73,13 @@ Feature: No Silent Server Apply Echo Loop
         | rye  |
       And client "A" shows exactly one mutation record, the update of row "n-1", with status "server_rejected"
 
-    @cap:provision
+    @cap:provision @cap:scopes @cap:seed
     Scenario: installing a verified portable seed creates no mutation
-      Given the operator builds a portable seed of scope "user:alice" holding rows "n-1" and "n-2"
-      When client "A" is opened for user "alice" with that seed and has not connected yet
+      Given table "notes" now also places rows whose owner_id is "alice" in scope "notes:alice"
+      And shared scope "notes:alice" is registered as portable
+      And capture has materialized every committed source transaction
+      And the operator has exported a portable seed to "notes.sqlite" with page limit 100
+      When client "A" of user "alice" is opened on a copy of seed artifact "notes.sqlite"
       Then client "A" query "SELECT id FROM notes ORDER BY id" returns:
         | id  |
         | n-1 |

@@ -6,6 +6,7 @@
  * naming the `_synchro_` prefix).
  */
 import type Database from 'better-sqlite3';
+import { fault } from '../faults.ts';
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS _synchro_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -74,7 +75,7 @@ export function setMeta(db: Database.Database, key: string, value: string | numb
  */
 export function serverApply<T>(db: Database.Database, fn: () => T): T {
   const run = db.transaction(() => {
-    setMeta(db, 'sync_lock', '1');
+    setMeta(db, 'sync_lock', fault('no-apply-suppression') ? '0' : '1'); // fault: client:no-apply-suppression
     try {
       return fn();
     } finally {

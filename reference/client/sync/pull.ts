@@ -95,6 +95,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     for (const a of page.scope_updates.add) addScope(ctx, a.id, null);
     setMeta(ctx.db, 'scope_set_version', page.scope_set_version);
     const guarded = protectedRows(ctx);
+    if (fault('pull-apply-captured')) setMeta(ctx.db, 'sync_lock', '0'); // fault: client:pull-apply-captured
     for (const { change, table, recordId, verified } of checked) {
       if (change.op === 'upsert') {
         storeVersion(ctx, table, recordId, change.server_version, verified, change.row as WireRow);
