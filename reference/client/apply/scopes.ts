@@ -8,6 +8,8 @@ import { fromHex, scopeDigest, toHex } from '../../../harness/codec/index.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { emit } from '../events.ts';
+import { fault } from '../faults.ts';
+import { setMeta } from '../local/metadata.ts';
 import { deleteRow, forgetVersion, isProtected } from './rows.ts';
 
 export interface ScopeRow {
@@ -39,12 +41,14 @@ export function removeIfOrphan(ctx: Ctx, tableId: string, recordId: string): voi
   if (still !== undefined || isProtected(ctx, tableId, recordId)) return;
   const table = ctx.schema?.byId.get(tableId);
   if (table === undefined) return;
+  if (fault('cleanup-captured')) setMeta(ctx.db, 'sync_lock', '0'); // fault: client:cleanup-captured
   deleteRow(ctx, table, recordId);
   forgetVersion(ctx, table, recordId);
 }
 
 /** Removes all of a scope's provenance, then every row left unjustified and unprotected. */
 export function clearScopeRows(ctx: Ctx, scopeId: string): void {
+  if (fault('keep-removed-scope-rows')) return; // fault: client:keep-removed-scope-rows
   const rows = ctx.db.prepare('SELECT table_id, record_id FROM _synchro_scope_rows WHERE scope_id = ?').all(scopeId) as { table_id: string; record_id: string }[];
   ctx.db.prepare('DELETE FROM _synchro_scope_rows WHERE scope_id = ?').run(scopeId);
   for (const r of rows) removeIfOrphan(ctx, r.table_id, r.record_id);

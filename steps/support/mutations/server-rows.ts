@@ -15,8 +15,23 @@ export interface ServedRow {
   serverVersion: string;
 }
 
-/** The live row `id` of `table` as a fresh client of `user` is served it, or undefined when no rebuild serves it. */
+/**
+ * The live row `id` of `table` as a fresh client of `user` is served it, or
+ * undefined when no rebuild serves it. When that user no longer sees the row
+ * (its scope was revoked) and the server can assign scopes, a reader user of
+ * its own is assigned every scope the scenario names and asked instead.
+ */
 export async function servedRow(world: SyncWorld, user: string, table: string, id: string): Promise<ServedRow | undefined> {
+  const served = await readAs(world, user, table, id);
+  const server = await world.readyServer();
+  if (served !== undefined || server.scopes === undefined) return served;
+  const reader = `row-reader-${readers + 1}`;
+  const named = new Set(world.stepTexts.flatMap((text) => [...text.matchAll(/scope "([^"{}]+)"/g)].map((m) => m[1] as string)));
+  for (const scope of named) await server.scopes.grantUserScope(reader, scope);
+  return readAs(world, reader, table, id);
+}
+
+async function readAs(world: SyncWorld, user: string, table: string, id: string): Promise<ServedRow | undefined> {
   await world.readyServer();
   const saved = { reply: world.reply, count: world.replies.length };
   readers += 1;
