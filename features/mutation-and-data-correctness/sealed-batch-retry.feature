@@ -34,7 +34,7 @@ Feature: Sealed Batch Retry
     @cap:provision
     Scenario: the stored sealed batch equals the bytes that reach the proxy
       Given the proxy holds the next push request of client "A" before forwarding it
-      When client "A" syncs
+      When client "A" syncs in the background
       Then client "A" shows one sealed batch whose stored request bytes equal the bytes the proxy holds
       And client "A" shows the three inserts with status "sealed", that batch ID and ordinals 0, 1 and 2
 

@@ -5,10 +5,11 @@
  * after the server committed, cutting the connection, and delivering the
  * request twice.
  */
-import { Given, When } from '@cucumber/cucumber';
+import { Given, Then, When } from '@cucumber/cucumber';
 import { arrangeFailure } from '../support/client-lifecycle/arranged-failures.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import { holdPushRequest, holdPushResponse, releaseHeld } from '../support/mutations/holds.ts';
+import { pushesOf } from '../support/mutations/pushes.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^the proxy (?:holds the next push (?:response to|request of)|answers the next push of|drops the response to the next push of|closes the connection of the next push of|delivers the next push of) client "([^"]+)"/);
@@ -45,4 +46,12 @@ Given('the proxy closes the connection of the next push of client {string} witho
 Given('the proxy delivers the next push of client {string} to the server twice and hands the client the second, replayed answer', async function (this: SyncWorld, name: string) {
   const client = await this.process(name);
   (await this.proxy()).inject({ endpoint: 'push', when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === client.clientId, fault: { kind: 'duplicate' } });
+});
+
+Then('the first push request of client {string} was answered {int} with error code {string}', async function (this: SyncWorld, name: string, status: number, code: string) {
+  const first = (await pushesOf(this, name))[0];
+  this.assert.ok(first !== undefined, `client "${name}" sent no push`);
+  this.assert.equal(first.answer?.status, status, `status of the answer to the first push of client "${name}"`);
+  const body = JSON.parse(first.answer?.body.toString('utf8') ?? '{}') as { error?: { code?: string } };
+  this.assert.equal(body.error?.code, code, `error code of the answer to the first push of client "${name}"`);
 });

@@ -159,6 +159,7 @@ export function sealNextBatch(ctx: Ctx): SealedBatch | undefined {
  * with a new UUID. The old batch stays stored and is never sent again.
  */
 export function resealBatch(ctx: Ctx, old: SealedBatch): void {
+  if (fault('reseal-in-place')) { const patched = { ...JSON.parse(old.request_bytes.toString('utf8')), client_generation: Number(getMeta(ctx.db, 'client_generation') ?? 0), schema: { version: ctx.schema?.version, hash: ctx.schema?.hash } }; ctx.db.prepare('UPDATE _synchro_push_batches SET request_bytes = ? WHERE batch_id = ?').run(Buffer.from(JSON.stringify(patched), 'utf8'), old.batch_id); return; } // fault: client:reseal-in-place
   ctx.db.transaction(() => {
     const request = JSON.parse(old.request_bytes.toString('utf8')) as { mutations: WireMutation[]; atomic?: true };
     const batchId = randomUUID();

@@ -70,6 +70,7 @@ export async function runCycle(ctx: Ctx, life: Lifecycle): Promise<Completion> {
       const record = await waitForDeadline(ctx);
       const resume = record?.resume_state ?? 'connecting';
       life.go(resume);
+      if (fault('reseal-on-retry') && resume === 'pushing') { const stale = nextSealedBatch(ctx); if (stale !== undefined) resealBatch(ctx, stale); } // fault: client:reseal-on-retry
       if (resume === 'connecting') setMeta(ctx.db, 'needs_connect', '1');
     }
     if ((life.state as string) === 'local_ready') {

@@ -2,6 +2,7 @@
  * One push round trip: seal (or reload) the next batch, send its stored
  * bytes, reconcile the response by mutation ID.
  */
+import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { fault } from '../faults.ts';
@@ -14,7 +15,7 @@ export type PushResult = 'pushed' | 'reconnect';
 
 export async function sendBatch(ctx: Ctx, batch: SealedBatch): Promise<PushResult> {
   ctx.crash('before_push_send');
-  const res = await ctx.transport('/sync/push', batch.request_bytes);
+  const res = await ctx.transport('/sync/push', fault('reserialize-at-send') ? Buffer.from(canonicalJson(JSON.parse(batch.request_bytes.toString('utf8')))) : batch.request_bytes); // fault: client:reserialize-at-send
   ctx.crash('after_push_response_received');
   try {
     const response = readResponse('push-response', res, 'pushing', ctx.clock.now());
