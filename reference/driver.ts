@@ -67,10 +67,17 @@ interface Statement {
   params?: unknown[] | Record<string, unknown>;
 }
 
-function columnsByName(c: SynchroClient, tableId: string, columns: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Authored values keyed by column name as the mutation's own authored schema
+ * names them (a field the current schema no longer has keeps its name), else
+ * as the current schema does.
+ */
+function columnsByName(c: SynchroClient, tableId: string, columns: Record<string, unknown>, authored: { version: number; hash: string }): Record<string, unknown> {
   const table = c.ctx.schema?.byId.get(tableId);
+  const archived = c.ctx.db.prepare('SELECT manifest_json FROM _synchro_schema_archives WHERE schema_version = ? AND schema_hash = ?').get(authored.version, authored.hash) as { manifest_json: string } | undefined;
+  const authoredFields = ((archived === undefined ? undefined : (JSON.parse(archived.manifest_json) as { tables?: { table_id: string; fields: { field_id: string; name: string }[] }[] }).tables) ?? []).find((t) => t.table_id === tableId)?.fields ?? [];
   const out: Record<string, unknown> = {};
-  for (const [fieldId, value] of Object.entries(columns)) out[table?.columns.find((col) => col.fieldId === fieldId)?.name ?? fieldId] = value;
+  for (const [fieldId, value] of Object.entries(columns)) out[authoredFields.find((f) => f.field_id === fieldId)?.name ?? table?.columns.find((col) => col.fieldId === fieldId)?.name ?? fieldId] = value;
   return out;
 }
 
@@ -185,7 +192,7 @@ add('inspectMutations', () => {
       links: { dependsOnMutationId: m.dependsOnMutationId, normalizedMutationId: m.normalizedMutationId },
       batchId: m.sealedBatchId,
       ordinal: m.sealedOrdinal,
-      columns: columnsByName(c, m.tableId, m.columns),
+      columns: columnsByName(c, m.tableId, m.columns, m.authoredSchema),
       baseVersion: m.baseVersion,
       clientVersion: m.clientVersion,
       groupId: m.atomicGroupId,

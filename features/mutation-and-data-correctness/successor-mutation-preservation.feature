@@ -66,6 +66,7 @@ Feature: Successor Mutation Preservation
       Given client "A" executes SQL "UPDATE notes SET body = 'oat', tag = 'b' WHERE id = 'n-1'"
       And the operator publishes a new schema version in which table "notes" no longer has field "tag"
       And client "A" syncs
+      And the application asks client "A" to reset its schema and start
       And client "A" shows the update of row "n-1" with status "server_rejected" and code "schema_incompatible", remembered as "R1"
       When client "A" executes SQL "UPDATE notes SET body = 'oat milk' WHERE id = 'n-1'"
       And client "A" syncs
@@ -93,6 +94,7 @@ Feature: Successor Mutation Preservation
       Given client "A" executes SQL "UPDATE notes SET body = 'oat', tag = 'b' WHERE id = 'n-1'"
       And the operator publishes a new schema version in which table "notes" no longer has field "tag"
       And client "A" syncs
+      And the application asks client "A" to reset its schema and start
       And client "A" shows the update of row "n-1" with status "server_rejected" and code "schema_incompatible", remembered as "R1"
       And client "A" executes SQL "UPDATE notes SET body = 'oat milk' WHERE id = 'n-1'"
       And client "A" syncs
@@ -110,6 +112,7 @@ Feature: Successor Mutation Preservation
       Given client "A" executes SQL "UPDATE notes SET body = 'oat', tag = 'b' WHERE id = 'n-1'"
       And the operator publishes a new schema version in which table "notes" no longer has field "tag"
       And client "A" syncs
+      And the application asks client "A" to reset its schema and start
       And client "A" shows the update of row "n-1" with status "server_rejected" and code "schema_incompatible", remembered as "R1"
       When client "A" executes SQL "UPDATE notes SET body = 'oat milk' WHERE id = 'n-1'"
       And client "A" syncs

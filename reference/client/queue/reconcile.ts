@@ -10,6 +10,7 @@ import { applyServerRowKeepingIntent, forgetVersion, storeVersion, verifyRow, ty
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { durably, emit } from '../events.ts';
+import { fault } from '../faults.ts';
 import { type LocalSchema, localSchema, verifyManifest } from '../local/manifest.ts';
 import { serverApply } from '../local/metadata.ts';
 import { blockDependents, type MutationRecord, recordById } from './records.ts';
@@ -78,6 +79,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
   const version = 'server_version' in o ? (o.server_version as string | undefined) : undefined;
   if (o.status === 'applied') {
     ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'accepted', accepted_outcome_json = ? WHERE mutation_id = ?`).run(JSON.stringify(o), rec.mutation_id);
+    if (fault('successor-clears-original')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state = 'server_rejected'`).run(rec.table_id, rec.record_id); // fault: client:successor-clears-original
     if (table !== undefined) {
       if (row !== undefined) storeVersion(ctx, table, rec.record_id, o.server_version, verified, row);
       else forgetVersion(ctx, table, rec.record_id);

@@ -56,6 +56,7 @@ export function wireMutation(ctx: Ctx, rec: MutationRecord, table: LocalTable): 
     op: rec.operation,
     client_version: rec.client_version,
   };
+  if (fault('successor-takes-original-id')) out.mutation_id = (ctx.db.prepare(`SELECT mutation_id FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state = 'server_rejected' ORDER BY local_order LIMIT 1`).get(rec.table_id, rec.record_id) as { mutation_id: string } | undefined)?.mutation_id ?? out.mutation_id; // fault: client:successor-takes-original-id
   if (fault('update-sent-as-upsert') && rec.operation === 'update') out.op = 'upsert'; // fault: client:update-sent-as-upsert
   if (fault('millisecond-client-version')) out.client_version = rec.client_version.replace(/(\.\d{3})\d{3}Z$/, '$1Z'); // fault: client:millisecond-client-version
   if (rec.operation !== 'insert' && rec.base_version !== null) out.base_version = rec.base_version;

@@ -166,6 +166,7 @@ export function resealBatch(ctx: Ctx, old: SealedBatch): void {
     const generation = Number(getMeta(ctx.db, 'client_generation') ?? 0);
     const next = envelope(ctx, batchId, generation, request.atomic === true);
     next.mutations = request.mutations;
+    if (fault('reseal-rewrites-authored-schema')) next.mutations = request.mutations.map((m) => ({ ...m, authored_schema: { version: ctx.schema?.version, hash: ctx.schema?.hash } })); // fault: client:reseal-rewrites-authored-schema
     const bytes = Buffer.from(JSON.stringify(next), 'utf8');
     ctx.db.prepare(`UPDATE _synchro_push_batches SET state = 'superseded' WHERE batch_id = ?`).run(old.batch_id);
     ctx.db

@@ -70,8 +70,10 @@ export interface QueueState {
   /** Proxy log length when a client was last restarted. */
   restartMarks: Map<string, number>;
   recordCount: Map<string, { count: number; mark: number }>;
-  /** Server versions a harness writer got for its own writes, by `client/table/row/op`. */
+  /** Server versions a harness writer got for its own writes, by `client/table/row`. */
   writerVersions: Map<string, string>;
+  /** Schema references the scenario named (S1, ...). */
+  schemas: Map<string, { version: number; hash: string }>;
 }
 
 const states = new WeakMap<SyncWorld, QueueState>();
@@ -90,6 +92,7 @@ export function queueState(world: SyncWorld): QueueState {
       restartMarks: new Map(),
       recordCount: new Map(),
       writerVersions: new Map(),
+      schemas: new Map(),
     };
     states.set(world, state);
   }
