@@ -72,7 +72,7 @@ Then('client {string} shows no mutation record', async function (this: SyncWorld
   this.assert.equal(records.length, 0, `client "${name}" shows mutation records: ${describeQueue(records)}`);
 });
 
-Then(/^client "([^"]+)" shows (?:the mutation record of )?(the .+ of row "[^"]+") with status "([a-z_]+)"$/, async function (this: SyncWorld, name: string, phrase: string, status: string) {
+Then(/^client "([^"]+)" shows (?:the mutation record of )?(the (?:(?:first|second|third) )?(?:insert|update|delete) of row "[^"]+") with status "([a-z_]+)"$/, async function (this: SyncWorld, name: string, phrase: string, status: string) {
   const records = await queueOf(this, name);
   const record = recordNamed(records, phrase);
   this.assert.ok(record !== undefined, `client "${name}" shows no record of ${phrase}: ${describeQueue(records)}`);

@@ -28,7 +28,8 @@ function captureInsert(table: LocalTable, op: string, row: 'NEW' | 'OLD'): strin
     op === 'insert'
       ? 'NULL'
       : `CASE WHEN ${pred('mutation_id')} IS NULL THEN (SELECT server_version FROM _synchro_row_versions WHERE table_id = ${t(table.tableId)} AND record_id = ${rec}) ELSE NULL END`;
-  const state = `CASE WHEN ${pred('operation')} = 'delete' OR ${pred('lifecycle_state')} = 'blocked_by_predecessor' THEN 'blocked_by_predecessor' ELSE 'pending' END`;
+  let state = `CASE WHEN ${pred('operation')} = 'delete' OR ${pred('lifecycle_state')} = 'blocked_by_predecessor' THEN 'blocked_by_predecessor' ELSE 'pending' END`;
+  if (fault('write-after-delete-pending')) state = `CASE WHEN ${pred('lifecycle_state')} = 'blocked_by_predecessor' THEN 'blocked_by_predecessor' ELSE 'pending' END`; // fault: client:write-after-delete-pending
   return `${SCHEMA_REQUIRED}
   INSERT INTO _synchro_pending_changes(mutation_id, table_id, table_name, record_id, pk_field_id, pk_logical_type, operation, authored_schema_version, authored_schema_hash, base_version, client_version, lifecycle_state, source_kind, depends_on_mutation_id, atomic_group_id, created_at)
   VALUES (${UUID}, ${t(table.tableId)}, ${t(table.name)}, ${rec}, ${t(table.pk.fieldId)}, ${t(table.pk.type)}, ${op}, (SELECT CAST(value AS INTEGER) FROM _synchro_meta WHERE key = 'schema_version'), (SELECT value FROM _synchro_meta WHERE key = 'schema_hash'), ${base}, ${NOW}, ${state}, 'captured', ${pred('mutation_id')}, (SELECT value FROM _synchro_meta WHERE key = 'atomic_group_id'), ${NOW});`;

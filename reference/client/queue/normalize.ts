@@ -39,7 +39,7 @@ function fold(ctx: Ctx, run: MutationRecord[]): void {
   const last = run[run.length - 1] as MutationRecord;
   const ids = run.map((r) => r.mutation_id);
   const marks = ids.map(() => '?').join(', ');
-  if (first.operation === 'insert' && last.operation === 'delete') {
+  if (first.operation === 'insert' && last.operation === 'delete' && !fault('send-cancelled-chain')) { // fault: client:send-cancelled-chain
     // Nothing of this chain ever reaches the server; every record links to the cancelling delete.
     ctx.db
       .prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'cancelled_before_send', normalized_mutation_id = ? WHERE mutation_id IN (${marks})`)

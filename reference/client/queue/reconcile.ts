@@ -88,7 +88,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
     // Unsent successors get only the server-owned base refreshed; their UUID and content stay.
     ctx.db
       .prepare(`UPDATE _synchro_pending_changes SET base_version = ? WHERE depends_on_mutation_id = ? AND lifecycle_state = 'pending' AND operation <> 'insert'`)
-      .run(o.server_version, rec.mutation_id);
+      .run(fault('guess-dependent-base') ? rec.client_version : o.server_version, rec.mutation_id); // fault: client:guess-dependent-base
     return;
   }
   ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'server_rejected' WHERE mutation_id = ?`).run(rec.mutation_id);
