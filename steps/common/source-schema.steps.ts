@@ -18,14 +18,27 @@ import type { SyncWorld } from '../support/world.ts';
 const yes = (cell: string | undefined) => cell?.trim().toLowerCase() === 'yes';
 
 Given('a registered table {string} with columns:', function (this: SyncWorld, name: string, table: DataTable) {
+  const lifecycle = new Map<string, string>();
+  // A table that states each column's writability instead of its nullability (the mutation features' form)
+  // leaves every non-key column nullable: an insert may omit any column and get the server's default.
+  const header = table.raw()[0] ?? [];
+  const nullableByDefault = header.includes('writable') && !header.includes('nullable');
   const columns: ColumnSpec[] = table.hashes().map((row) => {
     if (!row.column || !row.type) throw new Error(`table "${name}": every row needs a column and a type`);
     const key = yes(row.key);
-    // A key column is never null; other columns are NOT NULL unless the table says nullable.
-    const precision = row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
-    return { name: row.column, type: row.type, key, nullable: !key && yes(row.nullable), ...precision };
+    const role = row.lifecycle?.trim() ?? '';
+    if (role !== '') lifecycle.set(role, row.column);
+    // `decimal(10,2)` declares precision and scale in the type cell.
+    const sized = /^decimal\((\d+),\s*(\d+)\)$/.exec(row.type.trim());
+    const precision = sized ? { precision: Number(sized[1]), scale: Number(sized[2]) } : row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
+    // A key column is never null; other columns are NOT NULL unless the table says nullable. A lifecycle column is set by the server, so it may be null.
+    return { name: row.column, type: sized ? 'decimal' : row.type, key, nullable: !key && (yes(row.nullable) || nullableByDefault || role !== ''), ...precision };
   });
-  this.model.declareTable(name, columns);
+  const unknown = [...lifecycle.keys()].filter((role) => role !== 'updated_at' && role !== 'deleted_at');
+  if (unknown.length > 0) throw new Error(`table "${name}": unknown lifecycle ${unknown.join(', ')} (known: updated_at, deleted_at)`);
+  const declared = this.model.declareTable(name, columns);
+  declared.updatedAtColumn = lifecycle.get('updated_at');
+  declared.deletedAtColumn = lifecycle.get('deleted_at');
 });
 
 Given('table {string} places each row in scope {string}', function (this: SyncWorld, name: string, template: string) {

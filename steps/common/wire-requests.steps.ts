@@ -11,6 +11,7 @@ import { pullPresenting, pullUntilHeld, snapshotCursors } from '../support/opaqu
 import { placementFor, rowValues } from '../support/opaque-tokens/rows.ts';
 import { state } from '../support/opaque-tokens/server-versions.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
+import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
 import { readReply } from '../support/reply.ts';
 import { pullPresenting as pullPresentingLabelled } from '../support/scope-generations/invalidation.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
@@ -18,7 +19,6 @@ import { readReceipt } from '../support/seeds/artifacts.ts';
 import { connectWithReceipts } from '../support/seeds/receipt-conversion.ts';
 import type { Obj } from '../support/seeds/seeded-sync.ts';
 import { awaitCapture } from '../support/source-schema.ts';
-import { cellValue } from '../support/values.ts';
 import { type RequestEndpoint, sendEdited, stepValue } from '../support/wire-values/requests.ts';
 import { SyncWorld } from '../support/world.ts';
 
@@ -47,31 +47,7 @@ Given('client {string} has pulled', async function (this: SyncWorld, name: strin
 
 When('client {string} pushes a batch with:', async function (this: SyncWorld, name: string, table: DataTable) {
   const client = this.wire(name);
-  const mutations = table.hashes().map((row) => {
-    const { mutation_id, operation, table: tableName, pk, base_version, ...columns } = row;
-    if (!operation || !tableName || pk === undefined) throw new Error('every mutation row needs operation, table and pk');
-    const model = this.model.table(tableName);
-    const key = this.model.keyColumn(tableName);
-    const tableId = client.tableId(tableName);
-    const pkValue = cellValue(key, pk);
-    // "current" stands for the version the client holds for that row.
-    let base = base_version;
-    if (base === 'current') {
-      base = this.heldVersions.get(SyncWorld.rowKey(tableId, pkValue));
-      if (base === undefined) throw new Error(`client "${name}" holds no server version for ${tableName} row ${pk}`);
-    }
-    const values: Record<string, unknown> = {};
-    for (const [column, text] of Object.entries(columns)) if (text !== '') values[column] = cellValue(model.columns.find((c) => c.name === column), text);
-    return client.mutation({
-      op: operation as 'insert' | 'update' | 'delete',
-      table: tableName,
-      pk: pkValue,
-      ...(operation === 'delete' ? {} : { columns: values }),
-      ...(base === undefined || base === '' ? {} : { base_version: base }),
-      ...(mutation_id ? { mutation_id } : {}),
-    });
-  });
-  await client.push(mutations);
+  await client.push(mutationsFromTable(this, client, table));
 });
 
 When('client {string} requests a rebuild of scope {string}', async function (this: SyncWorld, name: string, scope: string) {

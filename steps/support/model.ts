@@ -26,6 +26,8 @@ export interface TableSpec {
   /** Extra placements for rows whose `column` holds `value`. */
   conditional: { column: string; value: string; scope: string }[];
   deletedAtColumn?: string;
+  /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
+  updatedAtColumn?: string;
   installed: boolean;
 }
 
@@ -127,6 +129,7 @@ export class ScenarioModel {
         membershipFunction,
         composition: table.conditional.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
+        ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
       });
       table.installed = true;
     }

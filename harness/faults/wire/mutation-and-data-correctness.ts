@@ -1,0 +1,81 @@
+/** Wire faults made for the recipes of the Mutation And Data Correctness Invariants section (what each breaks is said in invariants.yaml). */
+import { randomUUID } from 'node:crypto';
+import type { Exchange } from '../../proxy/records.ts';
+import { parseLoosely } from '../../proxy/validation.ts';
+import { type FaultDefinition, wire } from './define.ts';
+
+export const MUTATION_WIRE_FAULTS: readonly FaultDefinition[] = [
+  // replay and outcomes
+  wire('replayed-batch-reexecuted', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'answer a batch sent again as if it ran again: a fresh server_time and a fresh server_version for each applied outcome', transform: reexecutedReplay } },
+  ]),
+  wire('carried-mutation-reclassified', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'classify a mutation carried into a new batch again against the current row instead of returning its stored outcome', transform: reclassifiedCarriedMutations } },
+  ]),
+];
+
+// biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
+type Loose = any;
+
+function requestOf(exchange: Exchange): Loose {
+  return parseLoosely(exchange.requestBody);
+}
+
+const freshVersion = () => `v${randomUUID().replaceAll('-', '')}`;
+
+const microsecondNow = () => new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+/**
+ * Batches already answered once, by client and batch: the proxy serves
+ * every scenario of a run, and client IDs are new in each, so one scenario
+ * never sees another's batches.
+ */
+const answeredBatches = new Set<string>();
+
+/** A second answer to the same batch looks like a new execution: new time, new versions. */
+function reexecutedReplay(json: Loose, exchange: Exchange): unknown {
+  const request = requestOf(exchange);
+  const key = `${String(request?.client_id)}\u0000${String(request?.batch_id)}`;
+  if (!answeredBatches.has(key)) {
+    answeredBatches.add(key);
+    return undefined;
+  }
+  json.server_time = microsecondNow();
+  for (const outcome of Array.isArray(json?.accepted) ? json.accepted : []) if (typeof outcome?.server_version === 'string') outcome.server_version = freshVersion();
+  return json;
+}
+
+/** Mutations already answered, by client and mutation ID, with the batch that first carried them. */
+const answeredMutations = new Map<string, string>();
+
+/** What running the same operation again against the row it created or changed gives. */
+const RECLASSIFIED: Record<string, string> = { insert: 'row_already_exists', update: 'version_conflict', delete: 'row_deleted' };
+
+/** A mutation carried from an earlier batch is evaluated again: its stored outcome becomes the conflict a second run meets. */
+function reclassifiedCarriedMutations(json: Loose, exchange: Exchange): unknown {
+  const request = requestOf(exchange);
+  const ops = new Map<string, string>();
+  const carried = new Set<string>();
+  for (const m of Array.isArray(request?.mutations) ? request.mutations : []) {
+    const key = `${String(request?.client_id)}\u0000${String(m?.mutation_id)}`;
+    ops.set(String(m?.mutation_id), String(m?.op));
+    const first = answeredMutations.get(key);
+    if (first === undefined) answeredMutations.set(key, String(request?.batch_id));
+    else if (first !== request?.batch_id) carried.add(String(m?.mutation_id));
+  }
+  if (carried.size === 0) return undefined;
+  const accepted: Loose[] = [];
+  const all = [...(Array.isArray(json?.accepted) ? json.accepted : []), ...(Array.isArray(json?.rejected) ? json.rejected : [])];
+  for (const outcome of all) {
+    if (!carried.has(String(outcome?.mutation_id))) continue;
+    outcome.status = 'conflict';
+    outcome.code = RECLASSIFIED[ops.get(String(outcome.mutation_id)) ?? ''] ?? 'version_conflict';
+    outcome.message = 'row changed since the mutation was written';
+  }
+  const order = new Map([...ops.keys()].map((id, k) => [id, k]));
+  const byOrder = (a: Loose, b: Loose) => (order.get(String(a.mutation_id)) ?? 0) - (order.get(String(b.mutation_id)) ?? 0);
+  for (const outcome of all) if (outcome.status === 'applied') accepted.push(outcome);
+  json.accepted = accepted.sort(byOrder);
+  json.rejected = all.filter((o) => o.status !== 'applied').sort(byOrder);
+  return json;
+}

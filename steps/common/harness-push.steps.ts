@@ -1,0 +1,142 @@
+/**
+ * Shared steps (used by several requirements).
+ * The harness as a protocol client pushing batches under fixed identities:
+ * sending and resending a batch, comparing a replay with the first answer,
+ * noting outcomes and versions, reconnecting between batches, and reading
+ * back what the server then holds for a row.
+ */
+import { randomUUID } from 'node:crypto';
+import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
+import { servedRow } from '../support/push-ledger/server-rows.ts';
+import { labelledVersionOf, lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn, sentBatch, versionLabels } from '../support/push-ledger/state.ts';
+import type { Reply } from '../support/reply.ts';
+import { outcomeAnywhere } from '../support/wire-values/outcomes.ts';
+import type { Json } from '../support/wire-client.ts';
+import type { SyncWorld } from '../support/world.ts';
+
+Given('client {string} of user {string} has connected', async function (this: SyncWorld, name: string, user: string) {
+  await this.readyServer();
+  const client = this.wire(name, user);
+  if (client.userId !== user) throw new Error(`client "${name}" already belongs to user ${client.userId}`);
+  const reply = await client.connect();
+  if (reply.status !== 200) throw new Error(`client "${name}" could not connect: ${reply.status} ${reply.text.slice(0, 300)}`);
+});
+
+/** Sends a push request of client `name` under `batchId` and remembers the first one sent under that id. */
+export async function pushBatch(world: SyncWorld, name: string, body: Json): Promise<Reply> {
+  const client = world.wire(name);
+  const reply = await client.post('/sync/push', body, { endpoint: 'push' });
+  const batchId = String(body.batch_id);
+  const batches = ledgerState(world).batches;
+  if (!batches.has(batchId)) batches.set(batchId, { client: name, batchId, requestText: reply.requestText, first: reply });
+  return reply;
+}
+
+function requireApplied(reply: Reply, what: string): void {
+  if (reply.status !== 200) throw new Error(`${what} was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+}
+
+When('client {string} pushes batch {string} with:', async function (this: SyncWorld, name: string, batchId: string, table: DataTable) {
+  const client = this.wire(name);
+  await pushBatch(this, name, client.pushBody(mutationsFromTable(this, client, table), batchId));
+});
+
+Given('client {string} has pushed batch {string} with:', async function (this: SyncWorld, name: string, batchId: string, table: DataTable) {
+  const client = this.wire(name);
+  requireApplied(await pushBatch(this, name, client.pushBody(mutationsFromTable(this, client, table), batchId)), `batch ${batchId} of client "${name}"`);
+});
+
+Given('client {string} has pushed a batch with:', async function (this: SyncWorld, name: string, table: DataTable) {
+  const client = this.wire(name);
+  requireApplied(await pushBatch(this, name, client.pushBody(mutationsFromTable(this, client, table), randomUUID())), `a batch of client "${name}"`);
+});
+
+When('client {string} resends batch {string} unchanged', async function (this: SyncWorld, name: string, batchId: string) {
+  const batch = sentBatch(this, batchId);
+  // The exact bytes of the first request, as a client resends a sealed batch.
+  await this.wire(name).post('/sync/push', undefined, { raw: batch.requestText, endpoint: 'push' });
+});
+
+Then('the response body is byte-identical to the first response to batch {string}', function (this: SyncWorld, batchId: string) {
+  const first = sentBatch(this, batchId).first;
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, first.status, `the status of the answer to batch ${batchId} (${reply.text.slice(0, 300)})`);
+  this.assert.ok(
+    Buffer.from(reply.text, 'utf8').equals(Buffer.from(first.text, 'utf8')),
+    `the answer to batch ${batchId} differs from the first one:\nfirst: ${first.text.slice(0, 1500)}\nnow:   ${reply.text.slice(0, 1500)}`,
+  );
+});
+
+Then('the server_version of mutation {string} is remembered as {string}', function (this: SyncWorld, mutationId: string, label: string) {
+  const outcome = outcomeInLastPush(this, mutationId);
+  this.assert.ok(typeof outcome.server_version === 'string', `the outcome of ${mutationId} carries a server_version: ${JSON.stringify(outcome)}`);
+  versionLabels(this).set(label, String(outcome.server_version));
+});
+
+Then('the rejected outcome of mutation {string} has status {string} and code {string}', function (this: SyncWorld, mutationId: string, status: string, code: string) {
+  const reply = lastPush(this);
+  const outcome = ((reply.json?.rejected ?? []) as Obj[]).find((o) => o.mutation_id === mutationId);
+  this.assert.ok(outcome, `the rejected list of the last push has mutation ${mutationId}: ${reply.text.slice(0, 800)}`);
+  this.assert.equal({ status: outcome?.status, code: outcome?.code }, { status, code }, `outcome of ${mutationId}`);
+});
+
+Then('the error body has code {string}, a nonempty message, "retryable": false and no member "accepted" or "rejected"', function (this: SyncWorld, code: string) {
+  const reply = this.lastReply();
+  const body = (reply.json ?? {}) as Obj;
+  const error = (body.error ?? {}) as Obj;
+  this.assert.equal(error.code, code, `the error code of ${reply.text.slice(0, 500)}`);
+  this.assert.ok(typeof error.message === 'string' && error.message.length > 0, `the error has a nonempty message: ${reply.text.slice(0, 500)}`);
+  this.assert.equal(error.retryable, false, `"retryable" of ${reply.text.slice(0, 500)}`);
+  this.assert.equal(['accepted', 'rejected'].filter((m) => Object.hasOwn(body, m)), [], `success members in the error body ${reply.text.slice(0, 500)}`);
+});
+
+Given('client {string} has connected again and received the new schema', async function (this: SyncWorld, name: string) {
+  const client = this.wire(name);
+  const before = client.schema.version;
+  const reply = await client.connect();
+  if (reply.status !== 200) throw new Error(`client "${name}" could not reconnect: ${reply.status} ${reply.text.slice(0, 300)}`);
+  if (client.schema.version <= before) throw new Error(`client "${name}" still has schema version ${client.schema.version} after reconnecting`);
+});
+
+Given('client {string} has connected again and received a new client_generation', async function (this: SyncWorld, name: string) {
+  const client = this.wire(name);
+  const before = client.generation;
+  const reply = await client.connect();
+  if (reply.status !== 200) throw new Error(`client "${name}" could not reconnect: ${reply.status} ${reply.text.slice(0, 300)}`);
+  if (before === undefined || client.generation === undefined || client.generation <= before) throw new Error(`client "${name}" got client_generation ${client.generation} after ${before}`);
+});
+
+Given('the operator expires the client generation of client {string}', async function (this: SyncWorld, name: string) {
+  const server = await this.readyServer();
+  if (!server.clients) throw new Error(`server adapter "${server.id}" has no clients capability to expire a client`);
+  const client = this.wire(name);
+  await server.clients.expire(client.userId, client.clientId);
+});
+
+/** The version a "server holds" step names: a label, the 200 answers of a group, a mutation's outcome, or a remembered outcome. */
+function expectedVersion(world: SyncWorld, phrase: string): string {
+  let match = /^version "([^"]+)"$/.exec(phrase);
+  if (match) return labelledVersionOf(world, match[1] as string);
+  if (phrase === 'the server_version given in the 200 responses') {
+    const versions = new Set(ledgerState(world).group.filter((r) => r.status === 200).flatMap((r) => outcomesIn(r).map((o) => o.server_version)));
+    world.assert.equal(versions.size, 1, `the 200 answers of the group give one server_version: ${[...versions].join(', ')}`);
+    return String([...versions][0]);
+  }
+  match = /^the version returned for mutation "([^"]+)"$/.exec(phrase);
+  if (match) {
+    const outcome = outcomeAnywhere(world, match[1] as string);
+    world.assert.ok(typeof outcome?.server_version === 'string', `a push answer returned a server_version for mutation ${match[1]}: ${JSON.stringify(outcome)}`);
+    return String(outcome?.server_version);
+  }
+  match = /^the server_version of "([^"]+)"$/.exec(phrase);
+  if (match) return String(notedOutcome(world, match[1] as string).server_version);
+  throw new Error(`no version is known as "${phrase}"`);
+}
+
+Then(/^the server holds row "([^"]+)" of table "([^"]+)" with body "([^"]*)"(?: at (.+))?$/, async function (this: SyncWorld, pk: string, table: string, body: string, at: string | null) {
+  const served = await servedRow(this, table, pk);
+  this.assert.ok(served, `the server serves no row ${pk} of ${table}`);
+  this.assert.equal(served?.row.body, body, `body of ${table} ${pk} on the server (${JSON.stringify(served?.row)})`);
+  if (typeof at === 'string') this.assert.equal(served?.serverVersion, expectedVersion(this, at), `server_version of ${table} ${pk} on the server (${at})`);
+});

@@ -1,0 +1,59 @@
+/**
+ * A feature's table of mutations turned into wire mutations of a harness
+ * client. Columns `mutation_id`, `operation`, `table`, `pk`, `base_version`
+ * and `client_version` describe the mutation; every other non-empty cell is a
+ * column value (an empty cell leaves the column out). A base_version cell is
+ * empty (no base), `current` (the version the client holds for the row), a
+ * label noted earlier (V1), a quoted literal ("sv-stale") or any other text,
+ * sent as written. A client_version cell is empty (now), "the harness's
+ * current UTC time" (now) or the exact text to send.
+ */
+import type { DataTable } from '@cucumber/cucumber';
+import { cellValue } from '../values.ts';
+import { type Json, microsecondNow, type WireClient } from '../wire-client.ts';
+import { SyncWorld } from '../world.ts';
+import { versionLabels } from './state.ts';
+
+export const NOW_PHRASE = "the harness's current UTC time";
+
+/** The base_version a cell names for a row of `tableName`, or undefined for no base. */
+export function baseFromCell(world: SyncWorld, client: WireClient, tableName: string, pk: unknown, cell: string | undefined): string | undefined {
+  const text = cell?.trim() ?? '';
+  if (text === '' || text === 'absent') return undefined;
+  if (text === 'current') {
+    const held = world.heldVersions.get(SyncWorld.rowKey(client.tableId(tableName), pk));
+    if (held === undefined) throw new Error(`client "${client.name}" holds no server version for ${tableName} row ${String(pk)}`);
+    return held;
+  }
+  const quoted = /^"(.*)"$/.exec(text);
+  if (quoted) return quoted[1] as string;
+  return versionLabels(world).get(text) ?? text;
+}
+
+/** The client_version a cell names. */
+export function clientVersionFromCell(cell: string | undefined): string {
+  const text = cell?.trim() ?? '';
+  return text === '' || text === NOW_PHRASE ? microsecondNow() : text;
+}
+
+/** The wire mutations of a feature table, in row order. */
+export function mutationsFromTable(world: SyncWorld, client: WireClient, table: DataTable): Json[] {
+  return table.hashes().map((row) => {
+    const { mutation_id, operation, table: tableName, pk, base_version, client_version, ...columns } = row;
+    if (!operation || !tableName || pk === undefined) throw new Error('every mutation row needs operation, table and pk');
+    const model = world.model.table(tableName);
+    const pkValue = cellValue(world.model.keyColumn(tableName), pk);
+    const base = baseFromCell(world, client, tableName, pkValue, base_version);
+    const values: Record<string, unknown> = {};
+    for (const [column, text] of Object.entries(columns)) if (text !== '') values[column] = cellValue(model.columns.find((c) => c.name === column), text);
+    return client.mutation({
+      op: operation as 'insert' | 'update' | 'delete',
+      table: tableName,
+      pk: pkValue,
+      ...(operation === 'delete' ? {} : { columns: values }),
+      ...(base === undefined ? {} : { base_version: base }),
+      ...(mutation_id ? { mutation_id } : {}),
+      ...(client_version === undefined ? {} : { client_version: clientVersionFromCell(client_version) }),
+    });
+  });
+}
