@@ -11,6 +11,7 @@ import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
 import { servedRow } from '../support/push-ledger/server-rows.ts';
 import { labelledVersionOf, lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn, sentBatch, versionLabels } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
+import { currentManifest } from '../support/schema-and-versions/manifests.ts';
 import { outcomeAnywhere } from '../support/wire-values/outcomes.ts';
 import type { Json } from '../support/wire-client.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -139,4 +140,34 @@ Then(/^the server holds row "([^"]+)" of table "([^"]+)" with body "([^"]*)"(?: 
   this.assert.ok(served, `the server serves no row ${pk} of ${table}`);
   this.assert.equal(served?.row.body, body, `body of ${table} ${pk} on the server (${JSON.stringify(served?.row)})`);
   if (typeof at === 'string') this.assert.equal(served?.serverVersion, expectedVersion(this, at), `server_version of ${table} ${pk} on the server (${at})`);
+});
+
+When('client {string} pushes batch {string} under the new schema with:', async function (this: SyncWorld, name: string, batchId: string, table: DataTable) {
+  const client = this.wire(name);
+  const current = await currentManifest(this);
+  if (client.schema.version !== current.schema_version || client.schema.hash !== current.schema_hash) {
+    throw new Error(`client "${name}" holds schema ${client.schema.version}, not the server's current ${current.schema_version}: it must connect again first`);
+  }
+  await pushBatch(this, name, client.pushBody(mutationsFromTable(this, client, table), batchId));
+});
+
+When('client {string} pushes atomic batch {string} with:', async function (this: SyncWorld, name: string, batchId: string, table: DataTable) {
+  const client = this.wire(name);
+  await pushBatch(this, name, { ...client.pushBody(mutationsFromTable(this, client, table), batchId), atomic: true });
+});
+
+function assertListed(world: SyncWorld, list: 'accepted' | 'rejected', ids: string): void {
+  const reply = lastPush(world);
+  world.assert.equal(reply.status, 200, `the last push was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  const expected = ids.split(',').map((id) => id.trim()).filter((id) => id !== '');
+  const actual = ((reply.json?.[list] ?? []) as Obj[]).map((o) => o.mutation_id);
+  world.assert.equal(actual, expected, `mutation_ids of "${list}" in ${reply.text.slice(0, 1500)}`);
+}
+
+Then('the accepted list holds mutations {string} in this order', function (this: SyncWorld, ids: string) {
+  assertListed(this, 'accepted', ids);
+});
+
+Then('the rejected list holds mutations {string} in this order', function (this: SyncWorld, ids: string) {
+  assertListed(this, 'rejected', ids);
 });

@@ -92,7 +92,7 @@ async function execute(
     if (!Buffer.from(fpById.get(row.mutation_id) ?? []).equals(row.fp) && !fault('mutation-fingerprint-ignored')) { // fault: server:mutation-fingerprint-ignored
       throw new SyncError('idempotency_conflict', 'mutation_id was used for different content');
     }
-    if (request.atomic === true) throw invalidRequest('an atomic request cannot reuse a mutation of another batch');
+    if (request.atomic === true && !fault('atomic-carries-ledgered-mutation')) throw invalidRequest('an atomic request cannot reuse a mutation of another batch'); // fault: server:atomic-carries-ledgered-mutation
     if (row.code === 'atomic_batch_rejected') throw invalidRequest('a mutation rejected with its atomic batch cannot be reused');
     replays.set(row.mutation_id, JSON.parse(row.outcome) as Outcome);
   }

@@ -103,3 +103,58 @@ export function editedBatch(client: WireClient, text: string, change: string): J
   }
   throw new Error(`no known change of a batch reads "${change}"`);
 }
+
+type MutationEdit = (mutation: Json, match: RegExpExecArray, field: (column: string) => string, label: (name: string) => string) => void;
+
+/** Each change of one mutation a feature can name, by its wording. */
+const MUTATION_EDITS: Array<[RegExp, MutationEdit]> = [
+  [
+    /^body "(.*)" instead of "(.*)"$/,
+    (mutation, m, field) => {
+      const columns = mutation.columns as Json;
+      if (columns[field('body')] !== m[2]) throw new Error(`the mutation has body ${JSON.stringify(columns[field('body')])}, not "${m[2]}"`);
+      columns[field('body')] = m[1];
+    },
+  ],
+  [
+    /^client_version "(.*)"$/,
+    (mutation, m) => {
+      mutation.client_version = m[1];
+    },
+  ],
+  [
+    /^the added column "(\w+)" with value null$/,
+    (mutation, m, field) => {
+      const columns = mutation.columns as Json;
+      if (Object.hasOwn(columns, field(m[1] as string))) throw new Error(`the mutation already has column ${m[1]}`);
+      columns[field(m[1] as string)] = null;
+    },
+  ],
+  [
+    /^base_version "(.*)" instead of the remembered "(\w+)"$/,
+    (mutation, m, _field, label) => {
+      if (mutation.base_version !== label(m[2] as string)) throw new Error(`the mutation was sent from base ${String(mutation.base_version)}, not ${m[2]}`);
+      mutation.base_version = m[1];
+    },
+  ],
+  [
+    /^operation "delete" without columns$/,
+    (mutation) => {
+      mutation.op = 'delete';
+      delete mutation.columns;
+    },
+  ],
+];
+
+/** A copy of a mutation as first sent, with the one `change` a feature names applied. */
+export function editedMutation(client: WireClient, sent: Json, change: string, label: (name: string) => string): Json {
+  const mutation = structuredClone(sent);
+  const field = (column: string) => client.fieldId(String(mutation.table), column);
+  for (const [pattern, edit] of MUTATION_EDITS) {
+    const match = pattern.exec(change);
+    if (match === null) continue;
+    edit(mutation, match, field, label);
+    return mutation;
+  }
+  throw new Error(`no known change of a mutation reads "${change}"`);
+}

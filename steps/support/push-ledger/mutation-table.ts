@@ -12,7 +12,7 @@ import type { DataTable } from '@cucumber/cucumber';
 import { cellValue } from '../values.ts';
 import { type Json, microsecondNow, type WireClient } from '../wire-client.ts';
 import { SyncWorld } from '../world.ts';
-import { versionLabels } from './state.ts';
+import { ledgerState, versionLabels } from './state.ts';
 
 export const NOW_PHRASE = "the harness's current UTC time";
 
@@ -36,8 +36,23 @@ export function clientVersionFromCell(cell: string | undefined): string {
   return text === '' || text === NOW_PHRASE ? microsecondNow() : text;
 }
 
-/** The wire mutations of a feature table, in row order. */
+/** Every mutation the scenario's fixed batches carried, by mutation ID, as first sent. */
+export function sentMutations(world: SyncWorld): Map<string, Json> {
+  const out = new Map<string, Json>();
+  for (const batch of ledgerState(world).batches.values()) {
+    for (const m of (JSON.parse(batch.requestText) as Json).mutations as Json[]) if (!out.has(String(m.mutation_id))) out.set(String(m.mutation_id), m);
+  }
+  return out;
+}
+
+/**
+ * The wire mutations of a feature table, in row order. A mutation ID sent
+ * before in the scenario stands for the same stored local intent: unless the
+ * table says otherwise it keeps the client_version and authored_schema it was
+ * first sent with, as a client carrying it into a new batch does.
+ */
 export function mutationsFromTable(world: SyncWorld, client: WireClient, table: DataTable): Json[] {
+  const earlier = sentMutations(world);
   return table.hashes().map((row) => {
     const { mutation_id, operation, table: tableName, pk, base_version, client_version, ...columns } = row;
     if (!operation || !tableName || pk === undefined) throw new Error('every mutation row needs operation, table and pk');
@@ -46,14 +61,17 @@ export function mutationsFromTable(world: SyncWorld, client: WireClient, table: 
     const base = baseFromCell(world, client, tableName, pkValue, base_version);
     const values: Record<string, unknown> = {};
     for (const [column, text] of Object.entries(columns)) if (text !== '') values[column] = cellValue(model.columns.find((c) => c.name === column), text);
-    return client.mutation({
+    const first = mutation_id ? earlier.get(mutation_id) : undefined;
+    const mutation = client.mutation({
       op: operation as 'insert' | 'update' | 'delete',
       table: tableName,
       pk: pkValue,
       ...(operation === 'delete' ? {} : { columns: values }),
       ...(base === undefined ? {} : { base_version: base }),
       ...(mutation_id ? { mutation_id } : {}),
-      ...(client_version === undefined ? {} : { client_version: clientVersionFromCell(client_version) }),
+      ...(client_version === undefined ? (first === undefined ? {} : { client_version: first.client_version as string }) : { client_version: clientVersionFromCell(client_version) }),
     });
+    if (first !== undefined) mutation.authored_schema = first.authored_schema;
+    return mutation;
   });
 }
