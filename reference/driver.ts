@@ -112,9 +112,16 @@ add('close', async () => {
   client = undefined;
   return { status };
 });
+/** Syncs running now: while one waits on the network, the application's own SQL is not held behind it. */
+let syncsInFlight = 0;
 add('syncNow', async () => {
-  const r = await need().syncNow();
-  return { completion: r.completion, status: r.status.state, detail: r.status };
+  syncsInFlight += 1;
+  try {
+    const r = await need().syncNow();
+    return { completion: r.completion, status: r.status.state, detail: r.status };
+  } finally {
+    syncsInFlight -= 1;
+  }
 });
 add('retryAfterError', async () => ({ status: (await need().retryAfterError()).status.state }));
 add('resetSchemaAndStart', async () => ({ status: (await need().resetSchemaAndStart()).status.state }));
@@ -237,12 +244,21 @@ async function answer(line: string): Promise<void> {
   if (response !== null) process.stdout.write(`${JSON.stringify(response)}\n`);
 }
 
+/**
+ * The application's local SQL. An application keeps reading and writing its
+ * tables while a sync runs in the background, so while a sync waits on the
+ * network these are answered at once too; each is one synchronous SQLite
+ * transaction and reaches its crash point inside the call.
+ */
+const APP_SQL = new Set(['query', 'execute', 'transaction', 'atomicWrite']);
+
 // Other requests are handled one at a time, in arrival order, so a crash point is reached deterministically.
 let chain: Promise<void> = Promise.resolve();
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line.trim() === '') return;
-  if (READ_ONLY.has(String(methodOf(line)))) void answer(line);
+  const method = String(methodOf(line));
+  if (READ_ONLY.has(method) || (syncsInFlight > 0 && APP_SQL.has(method))) void answer(line);
   else chain = chain.then(() => answer(line));
 });
 lines.on('close', () => {

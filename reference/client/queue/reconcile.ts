@@ -9,6 +9,7 @@ import type { PushResponse } from '../../../harness/wire/generated.ts';
 import { applyServerRowKeepingIntent, forgetVersion, storeVersion, verifyRow, type WireRow } from '../apply/rows.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
+import { fault } from '../faults.ts';
 import { durably, emit } from '../events.ts';
 import { type LocalSchema, localSchema, verifyManifest } from '../local/manifest.ts';
 import { serverApply } from '../local/metadata.ts';
@@ -96,6 +97,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
     )
     .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, row === undefined ? null : JSON.stringify(row), version ?? null, JSON.stringify(o), ctx.clock.now());
   if (o.status === 'conflict' && table !== undefined) {
+    if (fault('conflict-keeps-old-base')) return blockDependents(ctx, [rec.mutation_id]); // fault: client:conflict-keeps-old-base
     if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified, row);
     else forgetVersion(ctx, table, rec.record_id);
     applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
