@@ -96,8 +96,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
       `INSERT OR REPLACE INTO _synchro_rejected_mutations(mutation_id, table_name, record_id, status, code, message, server_row_json, server_version, rejection_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, row === undefined ? null : JSON.stringify(row), version ?? null, JSON.stringify(o), ctx.clock.now());
-  if (o.status === 'conflict' && table !== undefined) {
-    if (fault('conflict-keeps-old-base')) return blockDependents(ctx, [rec.mutation_id]); // fault: client:conflict-keeps-old-base
+  if (o.status === 'conflict' && table !== undefined && !fault('conflict-keeps-old-base')) { // fault: client:conflict-keeps-old-base
     if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified, row);
     else forgetVersion(ctx, table, rec.record_id);
     applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
