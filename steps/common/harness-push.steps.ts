@@ -7,14 +7,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
-import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
+import { baseFromCell, clientVersionFromCell, mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
 import { servedRow } from '../support/push-ledger/server-rows.ts';
-import { labelledVersionOf, lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn, sentBatch, versionLabels } from '../support/push-ledger/state.ts';
+import { labelledVersionOf, lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn, sentBatch, thatMutation, versionLabels } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
 import { outcomeAnywhere } from '../support/wire-values/outcomes.ts';
-import type { Json } from '../support/wire-client.ts';
-import type { SyncWorld } from '../support/world.ts';
+import { cellValue } from '../support/values.ts';
+import type { Json, MutationSpec } from '../support/wire-client.ts';
+import { SyncWorld } from '../support/world.ts';
 
 Given('client {string} of user {string} has connected', async function (this: SyncWorld, name: string, user: string) {
   await this.readyServer();
@@ -170,4 +171,58 @@ Then('the accepted list holds mutations {string} in this order', function (this:
 
 Then('the rejected list holds mutations {string} in this order', function (this: SyncWorld, ids: string) {
   assertListed(this, 'rejected', ids);
+});
+
+/** Sends one mutation as client `name` in a batch of its own; it becomes "that mutation". */
+async function pushOne(world: SyncWorld, name: string, spec: MutationSpec): Promise<void> {
+  const client = world.wire(name);
+  const mutation = client.mutation(spec);
+  const heldBefore = world.heldVersions.get(SyncWorld.rowKey(client.tableId(spec.table), spec.pk));
+  const sentAt = Date.now();
+  await pushBatch(world, name, client.pushBody([mutation], randomUUID()));
+  ledgerState(world).that = { mutation, heldBefore, sentAt, answeredAt: Date.now() };
+}
+
+/** The columns a step names, as JSON keyed by column name, or none. */
+function columnsOf(text: string): Record<string, unknown> | undefined {
+  return text === 'absent' ? undefined : (JSON.parse(text) as Record<string, unknown>);
+}
+
+When(
+  /^client "([^"]+)" pushes a batch with one (insert|update|delete) of row "([^"]+)" of table "([^"]+)" with base_version (absent|current|"[^"]*"|[A-Za-z0-9_-]+) and columns (\{.*\}|absent)$/,
+  async function (this: SyncWorld, name: string, op: 'insert' | 'update' | 'delete', pk: string, table: string, base: string, columns: string) {
+    const client = this.wire(name);
+    const pkValue = cellValue(this.model.keyColumn(table), pk);
+    const baseVersion = baseFromCell(this, client, table, pkValue, base);
+    const values = columnsOf(columns);
+    await pushOne(this, name, { op, table, pk: pkValue, ...(values === undefined ? {} : { columns: values }), ...(baseVersion === undefined ? {} : { base_version: baseVersion }) });
+  },
+);
+
+When(/^client "([^"]+)" pushes a batch with one insert of row "([^"]+)" of table "([^"]+)" with columns (\{.*\}) and client_version "([^"]*)"$/, async function (this: SyncWorld, name: string, pk: string, table: string, columns: string, clientVersion: string) {
+  const pkValue = cellValue(this.model.keyColumn(table), pk);
+  await pushOne(this, name, { op: 'insert', table, pk: pkValue, columns: JSON.parse(columns) as Record<string, unknown>, client_version: clientVersionFromCell(clientVersion) });
+});
+
+Then('the outcome of that mutation is in list {string} with status {string} and code {string}', function (this: SyncWorld, list: string, status: string, code: string) {
+  const id = String(thatMutation(this).mutation.mutation_id);
+  const reply = lastPush(this);
+  this.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  const other = list === 'accepted' ? 'rejected' : 'accepted';
+  const outcome = ((reply.json?.[list] ?? []) as Obj[]).find((o) => o.mutation_id === id);
+  this.assert.ok(outcome, `"${list}" holds mutation ${id}: ${reply.text.slice(0, 1000)}`);
+  this.assert.equal(((reply.json?.[other] ?? []) as Obj[]).filter((o) => o.mutation_id === id), [], `"${other}" does not also hold mutation ${id}`);
+  this.assert.equal({ status: outcome?.status, code: outcome?.code ?? '' }, { status, code }, `the outcome of ${id}: ${JSON.stringify(outcome)}`);
+});
+
+Then(/^the push outcomes are:$/, function (this: SyncWorld, table: DataTable) {
+  const reply = lastPush(this);
+  this.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  const actual = table.hashes().map((row) => {
+    const list = row.list as string;
+    const outcome = ((reply.json?.[list] ?? []) as Obj[]).find((o) => o.mutation_id === row.mutation_id);
+    return { mutation_id: row.mutation_id, list: outcome === undefined ? '(not in this list)' : list, status: outcome?.status, code: outcome?.code ?? '' };
+  });
+  const expected = table.hashes().map((row) => ({ mutation_id: row.mutation_id, list: row.list, status: row.status, code: row.code ?? '' }));
+  this.assert.equal(actual, expected, `outcomes of ${reply.text.slice(0, 1500)}`);
 });

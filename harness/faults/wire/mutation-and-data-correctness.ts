@@ -9,6 +9,18 @@ export const MUTATION_WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('replayed-batch-reexecuted', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'answer a batch sent again as if it ran again: a fresh server_time and a fresh server_version for each applied outcome', transform: reexecutedReplay } },
   ]),
+  wire('push-outcome-dropped', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'leave the last rejected outcome out of each push answer', transform: lastRejectedDropped } },
+  ]),
+  wire('conflict-row-omitted', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'strip server_row and row_checksum from every conflict outcome', transform: conflictRowsOmitted } },
+  ]),
+  wire('conflict-cross-listed', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'list each conflict outcome in accepted as well as in rejected', transform: conflictsCrossListed } },
+  ]),
+  wire('conflict-marked-retryable', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'mark every conflict outcome "retryable": true', transform: conflictsRetryable } },
+  ]),
   wire('carried-mutation-reclassified', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'classify a mutation carried into a new batch again against the current row instead of returning its stored outcome', transform: reclassifiedCarriedMutations } },
   ]),
@@ -78,4 +90,41 @@ function reclassifiedCarriedMutations(json: Loose, exchange: Exchange): unknown 
   json.accepted = accepted.sort(byOrder);
   json.rejected = all.filter((o) => o.status !== 'applied').sort(byOrder);
   return json;
+}
+
+const listOf = (json: Loose, name: 'accepted' | 'rejected'): Loose[] => (Array.isArray(json?.[name]) ? json[name] : []);
+
+/** One outcome goes missing: the answer no longer accounts for every mutation of the request. */
+function lastRejectedDropped(json: Loose): unknown {
+  const rejected = listOf(json, 'rejected');
+  if (rejected.length === 0) return undefined;
+  json.rejected = rejected.slice(0, -1);
+  return json;
+}
+
+/** A conflict reported without the live row or tombstone the outcome table requires. */
+function conflictRowsOmitted(json: Loose): unknown {
+  let edited = false;
+  for (const outcome of listOf(json, 'rejected')) {
+    if (outcome?.status !== 'conflict' || !('server_row' in outcome)) continue;
+    delete outcome.server_row;
+    delete outcome.row_checksum;
+    edited = true;
+  }
+  return edited ? json : undefined;
+}
+
+/** A conflict placed in both lists. */
+function conflictsCrossListed(json: Loose): unknown {
+  const conflicts = listOf(json, 'rejected').filter((o) => o?.status === 'conflict');
+  if (conflicts.length === 0) return undefined;
+  json.accepted = [...listOf(json, 'accepted'), ...conflicts.map((o) => ({ ...o }))];
+  return json;
+}
+
+/** A per-mutation outcome that tells the client it may retry. */
+function conflictsRetryable(json: Loose): unknown {
+  const conflicts = listOf(json, 'rejected').filter((o) => o?.status === 'conflict');
+  for (const outcome of conflicts) outcome.retryable = true;
+  return conflicts.length === 0 ? undefined : json;
 }

@@ -3,10 +3,10 @@
  * client. Columns `mutation_id`, `operation`, `table`, `pk`, `base_version`
  * and `client_version` describe the mutation; every other non-empty cell is a
  * column value (an empty cell leaves the column out). A base_version cell is
- * empty (no base), `current` (the version the client holds for the row), a
- * label noted earlier (V1), a quoted literal ("sv-stale") or any other text,
- * sent as written. A client_version cell is empty (now), "the harness's
- * current UTC time" (now) or the exact text to send.
+ * empty or `absent` (no base), `current` (the version the client holds for
+ * the row), a label noted earlier (V1, quoted or not) or any other text, sent
+ * as written without its quotes ("sv-stale"). A client_version cell is empty
+ * (now), "the harness's current UTC time" (now) or the exact text to send.
  */
 import type { DataTable } from '@cucumber/cucumber';
 import { cellValue } from '../values.ts';
@@ -25,9 +25,10 @@ export function baseFromCell(world: SyncWorld, client: WireClient, tableName: st
     if (held === undefined) throw new Error(`client "${client.name}" holds no server version for ${tableName} row ${String(pk)}`);
     return held;
   }
+  // A quoted cell is a label when one was noted under that name (V1), else the literal text ("sv-stale").
   const quoted = /^"(.*)"$/.exec(text);
-  if (quoted) return quoted[1] as string;
-  return versionLabels(world).get(text) ?? text;
+  const name = quoted ? (quoted[1] as string) : text;
+  return versionLabels(world).get(name) ?? name;
 }
 
 /** The client_version a cell names. */

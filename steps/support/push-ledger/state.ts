@@ -27,6 +27,8 @@ export interface LedgerState {
   group: Reply[];
   /** A number read from the server and noted for a later comparison (the source trigger count). */
   counts: Map<string, number>;
+  /** The single mutation of the last one-mutation push ("that mutation") and the version its client held for the row before. */
+  that: { mutation: Obj; heldBefore: string | undefined; sentAt: number; answeredAt: number } | undefined;
 }
 
 const states = new WeakMap<SyncWorld, LedgerState>();
@@ -34,7 +36,7 @@ const states = new WeakMap<SyncWorld, LedgerState>();
 export function ledgerState(world: SyncWorld): LedgerState {
   let state = states.get(world);
   if (state === undefined) {
-    state = { batches: new Map(), outcomes: new Map(), group: [], counts: new Map() };
+    state = { batches: new Map(), outcomes: new Map(), group: [], counts: new Map(), that: undefined };
     states.set(world, state);
   }
   return state;
@@ -83,4 +85,16 @@ export function outcomeInLastPush(world: SyncWorld, mutationId: string): Obj {
   const outcome = outcomesIn(reply).find((o) => o.mutation_id === mutationId);
   world.assert.ok(outcome, `the last push response has no outcome for mutation ${mutationId}: ${reply.text.slice(0, 800)}`);
   return outcome as Obj;
+}
+
+/** "That mutation": the single mutation of the last one-mutation push. */
+export function thatMutation(world: SyncWorld): NonNullable<LedgerState['that']> {
+  const that = ledgerState(world).that;
+  if (that === undefined) throw new Error('no one-mutation push was sent earlier in this scenario');
+  return that;
+}
+
+/** "That outcome": the outcome of that mutation in the latest push answer. */
+export function thatOutcomeOf(world: SyncWorld): Obj {
+  return outcomeInLastPush(world, String(thatMutation(world).mutation.mutation_id));
 }
