@@ -21,6 +21,9 @@ export const MUTATION_WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('conflict-marked-retryable', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'mark every conflict outcome "retryable": true', transform: conflictsRetryable } },
   ]),
+  wire('applied-version-is-base', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'report as server_version of each applied update or delete the base_version it was sent from', transform: appliedVersionIsBase } },
+  ]),
   wire('carried-mutation-reclassified', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'classify a mutation carried into a new batch again against the current row instead of returning its stored outcome', transform: reclassifiedCarriedMutations } },
   ]),
@@ -127,4 +130,18 @@ function conflictsRetryable(json: Loose): unknown {
   const conflicts = listOf(json, 'rejected').filter((o) => o?.status === 'conflict');
   for (const outcome of conflicts) outcome.retryable = true;
   return conflicts.length === 0 ? undefined : json;
+}
+
+/** An accepted write that reports the version it was compared against, as if the row kept its version. */
+function appliedVersionIsBase(json: Loose, exchange: Exchange): unknown {
+  const bases = new Map<string, string>();
+  for (const m of Array.isArray(requestOf(exchange)?.mutations) ? requestOf(exchange).mutations : []) if (typeof m?.base_version === 'string') bases.set(String(m.mutation_id), m.base_version);
+  let edited = false;
+  for (const outcome of listOf(json, 'accepted')) {
+    const base = bases.get(String(outcome?.mutation_id));
+    if (base === undefined) continue;
+    outcome.server_version = base;
+    edited = true;
+  }
+  return edited ? json : undefined;
 }
