@@ -24,6 +24,9 @@ export const MUTATION_WIRE_FAULTS: readonly FaultDefinition[] = [
   wire('applied-version-is-base', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'report as server_version of each applied update or delete the base_version it was sent from', transform: appliedVersionIsBase } },
   ]),
+  wire('terminal-outcome-unbound', [
+    { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'leave outcome_schema out of every rejected_terminal outcome', transform: terminalOutcomesUnbound } },
+  ]),
   wire('carried-mutation-reclassified', [
     { endpoint: 'push', times: Number.POSITIVE_INFINITY, fault: { kind: 'rewrite', describe: 'classify a mutation carried into a new batch again against the current row instead of returning its stored outcome', transform: reclassifiedCarriedMutations } },
   ]),
@@ -144,4 +147,11 @@ function appliedVersionIsBase(json: Loose, exchange: Exchange): unknown {
     edited = true;
   }
   return edited ? json : undefined;
+}
+
+/** A terminal rejection that names no schema, as if it had none to bind because it carries no row. */
+function terminalOutcomesUnbound(json: Loose): unknown {
+  const terminal = listOf(json, 'rejected').filter((o) => o?.status === 'rejected_terminal' && 'outcome_schema' in o);
+  for (const outcome of terminal) delete outcome.outcome_schema;
+  return terminal.length === 0 ? undefined : json;
 }

@@ -94,7 +94,7 @@ async function execute(
     }
     if (request.atomic === true && !fault('atomic-carries-ledgered-mutation')) throw invalidRequest('an atomic request cannot reuse a mutation of another batch'); // fault: server:atomic-carries-ledgered-mutation
     if (row.code === 'atomic_batch_rejected') throw invalidRequest('a mutation rejected with its atomic batch cannot be reused');
-    replays.set(row.mutation_id, JSON.parse(row.outcome) as Outcome);
+    replays.set(row.mutation_id, { ...(JSON.parse(row.outcome) as Outcome), ...(fault('replay-rebinds-outcome-schema') ? { outcome_schema: request.schema } : {}) }); // fault: server:replay-rebinds-outcome-schema
   }
 
   if (clientRow.expired || Number(clientRow.client_generation) !== request.client_generation) {
