@@ -13,6 +13,8 @@ export interface Capture {
   sql: string;
   /** Mutation IDs the statement added to the client's queue, in local order. */
   ids: string[];
+  /** When the harness ran the statement (epoch ms). */
+  at: number;
 }
 
 export interface InspectedMutation {
@@ -51,9 +53,10 @@ export async function inspectMutations(world: SyncWorld, name: string): Promise<
 export async function executeCapturing(world: SyncWorld, name: string, sql: string): Promise<Capture> {
   const client = await world.process(name);
   const before = new Set((await inspectMutations(world, name)).map((m) => m.id));
+  const at = Date.now();
   await client.call('execute', { sql });
   const ids = (await inspectMutations(world, name)).map((m) => m.id).filter((id) => !before.has(id));
-  const capture = { sql, ids };
+  const capture = { sql, ids, at };
   const state = clientOutcomeState(world);
   state.captures.set(name, [...(state.captures.get(name) ?? []), capture]);
   return capture;
