@@ -4,7 +4,7 @@
  * and `client_version` describe the mutation; every other non-empty cell is a
  * column value (an empty cell leaves the column out). A base_version cell is
  * empty or `absent` (no base), `current` (the version the client holds for
- * the row), a label noted earlier (V1, quoted or not) or any other text, sent
+ * the row), `stale` (a version the row never had), a label noted earlier (V1, quoted or not) or any other text, sent
  * as written without its quotes ("sv-stale"). A client_version cell is empty
  * (now), "the harness's current UTC time" (now) or the exact text to send.
  */
@@ -20,6 +20,8 @@ export const NOW_PHRASE = "the harness's current UTC time";
 export function baseFromCell(world: SyncWorld, client: WireClient, tableName: string, pk: unknown, cell: string | undefined): string | undefined {
   const text = cell?.trim() ?? '';
   if (text === '' || text === 'absent') return undefined;
+  // A version this row never had: any base that is not the current one is stale.
+  if (text === 'stale') return 'sv-stale-base';
   if (text === 'current') {
     const held = world.heldVersions.get(SyncWorld.rowKey(client.tableId(tableName), pk));
     if (held === undefined) throw new Error(`client "${client.name}" holds no server version for ${tableName} row ${String(pk)}`);

@@ -61,3 +61,65 @@ export async function servedRows(world: SyncWorld, table: string): Promise<Map<s
 export async function servedRow(world: SyncWorld, table: string, pk: string): Promise<ServedRow | undefined> {
   return (await servedRows(world, table)).get(pk);
 }
+
+/** A row as a tracking reader last heard of it. */
+export interface TrackedRow {
+  state: 'live' | 'tombstone' | 'deleted';
+  /** The row keyed by column name (a tombstone's too); undefined for a rowless delete. */
+  row: Record<string, unknown> | undefined;
+  serverVersion: string;
+}
+
+interface Tracker {
+  reader: WireClient;
+  rows: Map<string, TrackedRow>;
+}
+
+const trackers = new WeakMap<SyncWorld, Tracker>();
+
+const trackedKey = (tableId: string, pk: unknown) => `${tableId}\u0000${String(pk)}`;
+
+/** Applies pulled changes or rebuilt records to what the tracker knows. */
+function absorb(tracker: Tracker, items: Obj[], fromRebuild: boolean): void {
+  for (const item of items) {
+    const table = tracker.reader.manifest?.tables.find((t) => t.table_id === item.table);
+    if (table === undefined) continue;
+    const pk = (item.pk as Obj)[table.primary_key_field_id];
+    const row = item.row === undefined || item.row === null ? undefined : tracker.reader.namedRow(table.name, item.row as Record<string, unknown>);
+    const state = fromRebuild || item.op === 'upsert' ? 'live' : row === undefined ? 'deleted' : 'tombstone';
+    tracker.rows.set(trackedKey(String(item.table), pk), { state, row, serverVersion: String(item.server_version) });
+  }
+}
+
+/**
+ * Starts a reader that follows the server's changes from now on: it rebuilds
+ * every scope once, then each look pulls what changed. Unlike a fresh
+ * rebuild, it also sees deletions: a tombstone (a delete carrying the row) or
+ * a rowless delete of a row it knew.
+ */
+export async function startTracking(world: SyncWorld): Promise<void> {
+  if (trackers.has(world)) return;
+  await awaitCapture(world);
+  const reader = quietReader(world, readerUser(world));
+  const tracker: Tracker = { reader, rows: new Map() };
+  const connected = await reader.connect();
+  if (connected.status !== 200) throw new Error(`a tracking reader could not connect: ${connected.status} ${connected.text.slice(0, 300)}`);
+  for (const scope of [...reader.cursors.keys()]) {
+    const run = await reader.rebuildAll(scope);
+    if (run.pages.at(-1)?.status !== 200) throw new Error(`the tracking reader could not rebuild ${scope}: ${run.pages.at(-1)?.text.slice(0, 300)}`);
+    absorb(tracker, run.records as Obj[], true);
+  }
+  trackers.set(world, tracker);
+}
+
+/** What the tracking reader now knows of row `pk` of `table`, after pulling every committed change. */
+export async function trackedRow(world: SyncWorld, table: string, pk: string): Promise<TrackedRow | undefined> {
+  const tracker = trackers.get(world);
+  if (tracker === undefined) throw new Error('no reader was following the server since before the scenario changed the row');
+  await awaitCapture(world);
+  for (const page of await tracker.reader.pullAll()) {
+    if (page.status !== 200) throw new Error(`the tracking reader's pull was answered ${page.status}: ${page.text.slice(0, 300)}`);
+    absorb(tracker, (page.json?.changes ?? []) as Obj[], false);
+  }
+  return tracker.rows.get(trackedKey(tracker.reader.tableId(table), pk));
+}
