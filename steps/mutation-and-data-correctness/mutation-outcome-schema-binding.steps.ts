@@ -15,7 +15,7 @@ import { rowMessages, verifyRowMessage } from '../support/integrity/oracle.ts';
 import { arm } from '../support/integrity/tampering.ts';
 import { captures, deliveredOutcomes, inspectMutations, localRow } from '../support/push-ledger/client-outcomes.ts';
 import { lastPush, type Obj, outcomeInLastPush, outcomesIn } from '../support/push-ledger/state.ts';
-import { currentManifest, ident, notedManifest, publishChange } from '../support/schema-and-versions/manifests.ts';
+import { currentManifest, notedManifest } from '../support/schema-and-versions/manifests.ts';
 import { stateOf } from '../support/schema-and-versions/state.ts';
 import { scopeState } from '../support/integrity/context.ts';
 import { keyValue } from '../support/wire-values/recorded.ts';
@@ -188,23 +188,6 @@ Given(/^the proxy will rewrite the next push response to client "([^"]+)" so tha
 });
 
 // --- a historical row the current schema cannot hold ---------------------------------------------
-
-Given(
-  /^the operator publishes a new schema version in which field "(\w+)" of table "(\w+)" changes type from [\w(),]+ to (\w+), which asks clients to rebuild$/,
-  async function (this: SyncWorld, column: string, tableName: string, type: string) {
-    const table = this.model.table(tableName);
-    await this.readyServer();
-    const sqlType = type === 'string' ? 'text' : type;
-    // A field whose type changes is not a compatible step: the manifest is a class 4 transition.
-    await publishChange(this, tableName, `ALTER TABLE public.${ident(tableName)} ALTER COLUMN ${ident(column)} TYPE ${sqlType} USING ${ident(column)}::${sqlType};`, 'class_4');
-    const spec = table.columns.find((c) => c.name === column);
-    if (spec !== undefined) {
-      spec.type = type;
-      delete spec.precision;
-      delete spec.scale;
-    }
-  },
-);
 
 When('client {string} syncs while the proxy pauses pull and rebuild requests', async function (this: SyncWorld, name: string) {
   const client = await this.process(name);
