@@ -119,9 +119,16 @@ add('close', async () => {
   client = undefined;
   return { status };
 });
+/** Syncs running now: while one waits on the network, the application's own SQL is not held behind it. */
+let syncsInFlight = 0;
 add('syncNow', async () => {
-  const r = await need().syncNow();
-  return { completion: r.completion, status: r.status.state, detail: r.status };
+  syncsInFlight += 1;
+  try {
+    const r = await need().syncNow();
+    return { completion: r.completion, status: r.status.state, detail: r.status };
+  } finally {
+    syncsInFlight -= 1;
+  }
 });
 add('retryAfterError', async () => ({ status: (await need().retryAfterError()).status.state }));
 add('resetSchemaAndStart', async () => ({ status: (await need().resetSchemaAndStart()).status.state }));
@@ -247,12 +254,12 @@ async function answer(line: string): Promise<void> {
 }
 
 /**
- * Application SQL is what an application does while a sync waits on the
- * network (a write made while its push is in flight is the case the queue
- * rules are about), so it is answered at once too. Each call is one
- * synchronous SQLite transaction, which cannot interleave with the sync's own.
+ * The application's local SQL. An application keeps reading and writing its
+ * tables while a sync runs in the background, so while a sync waits on the
+ * network these are answered at once too; each is one synchronous SQLite
+ * transaction and reaches its crash point inside the call.
  */
-const APPLICATION_SQL = new Set(['query', 'execute', 'transaction', 'atomicWrite']);
+const APP_SQL = new Set(['query', 'execute', 'transaction', 'atomicWrite']);
 
 // Other requests are handled one at a time, in arrival order, so a crash point is reached deterministically.
 let chain: Promise<void> = Promise.resolve();
@@ -260,7 +267,7 @@ const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line.trim() === '') return;
   const method = String(methodOf(line));
-  if (READ_ONLY.has(method) || APPLICATION_SQL.has(method)) void answer(line);
+  if (READ_ONLY.has(method) || (syncsInFlight > 0 && APP_SQL.has(method))) void answer(line);
   else chain = chain.then(() => answer(line));
 });
 lines.on('close', () => {

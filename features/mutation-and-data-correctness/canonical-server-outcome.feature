@@ -45,7 +45,8 @@ Feature: Canonical Server Outcome
     Scenario Outline: after <case>, the stored version and the local row follow the outcome
       Given <server change>
       When client "A" executes SQL "<statement>"
-      And client "A" syncs
+      And the proxy holds the next pull response to client "A"
+      And client "A" syncs in the background
       Then the push outcome the proxy delivered to client "A" for that mutation has status "<status>" and code "<code>"
       And client "A" stores, for row "<pk>" of table "<table>", the server_version of that outcome
       And client "A" query of row "<pk>" of table "<table>" returns <local row>
@@ -61,7 +62,8 @@ Feature: Canonical Server Outcome
     Scenario: after a row_deleted conflict on a fence-only delete the stored version is the fence's and the row is gone
       Given client "W" deletes row "t-1" of table "tasks" from "T1"
       When client "A" executes SQL "UPDATE tasks SET title = 'taxes' WHERE id = 't-1'"
-      And client "A" syncs
+      And the proxy holds the next pull response to client "A"
+      And client "A" syncs in the background
       Then the push outcome the proxy delivered to client "A" for that mutation has status "conflict" and code "row_deleted" and no server_row
       And client "A" stores, for row "t-1" of table "tasks", the server_version of that outcome
       And client "A" query "SELECT id FROM tasks WHERE id = 't-1'" returns no row
@@ -128,5 +130,6 @@ Feature: Canonical Server Outcome
       Given client "W" updates row "n-1" of table "notes" from "V1" setting body "rye"
       And client "A" executes SQL "UPDATE notes SET body = 'oat' WHERE id = 'n-1'"
       And client "A" executes SQL "INSERT INTO tasks (id, owner_id, title) VALUES ('t-2', 'alice', 'vet')"
-      When client "A" syncs
+      When the proxy holds the next pull response to client "A"
+      And client "A" syncs in the background
       Then for every row with a terminal mutation, client "A" stores the server_version of the latest outcome or pulled change the proxy delivered for that row

@@ -103,8 +103,9 @@ Feature: Mutation Outcome Schema Binding
       And client "A" executes SQL "UPDATE notes SET body = 'oat' WHERE id = 'n-1'"
       And the proxy drops the response to the next push of client "A" after the server committed it
       And client "A" syncs
-      And the operator publishes a new schema version in which field "price" of table "notes" changes type from decimal(10,2) to string, which asks clients to rebuild
+      And the server publishes a class 3 manifest that adds a column "tag" of type "string" with existing values to table "notes", affecting scope "user:alice"
       And client "A" executes SQL "UPDATE notes SET body = 'soy' WHERE id = 'n-1'"
+      And client "A" has been restarted on the same database, so that its next sync connects first
       When client "A" syncs while the proxy pauses pull and rebuild requests
       Then the proxy delivered to client "A" an outcome for the first update of row "n-1" with the old outcome_schema
       And client "A" did not write that outcome's server_row into table "notes"

@@ -78,7 +78,7 @@ Feature: Mutation Replay Across Batches
 
   Rule: the same mutation identity with a different mutation fingerprint fails the whole request with 409 idempotency_conflict
 
-    @negative @cap:provision
+    @negative @cap:provision @cap:sourceSql
     Scenario Outline: a completed mutation repeated with <change> fails the whole new batch
       Given client "W" has pushed batch "10b00007-0000-4000-8000-000000000007" with:
         | mutation_id                          | operation | table | pk  | base_version | body  |
@@ -114,7 +114,7 @@ Feature: Mutation Replay Across Batches
       And the outcome of mutation "10a00009-0000-4000-8000-000000000009" is member for member equal to "O9"
       And no outcome in the response has code "row_deleted"
 
-    @negative @cap:provision
+    @negative @cap:provision @cap:sourceSql
     Scenario: an atomic request may not carry a mutation identity completed in another batch
       Given client "W" has pushed batch "10b0000b-0000-4000-8000-00000000000b" with:
         | mutation_id                          | operation | table | pk   | base_version | owner_id | body |

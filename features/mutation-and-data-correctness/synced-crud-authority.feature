@@ -66,7 +66,7 @@ Feature: Synced CRUD Authority
       Given client "A" of user "alice" has connected and rebuilt every assigned scope
       When client "A" executes SQL:
         """
-        INSERT INTO notes (id, owner_id, body) VALUES ('n-5', 'alice', 'milk')
+        INSERT INTO notes (id, owner_id, body, price) VALUES ('n-5', 'alice', 'milk', '2')
         """
       And client "A" syncs
       And client "A" executes SQL:
@@ -79,7 +79,7 @@ Feature: Synced CRUD Authority
         DELETE FROM notes WHERE id = 'n-5'
         """
       And client "A" syncs
-      Then the pushed insert of row "n-5" has no base_version and columns {"owner_id":"alice","body":"milk"} keyed by field ID
+      Then the pushed insert of row "n-5" has no base_version and columns {"owner_id":"alice","body":"milk","price":"2"} keyed by field ID
       And the pushed update of row "n-5" has base_version equal to the insert's returned server_version and columns holding exactly body "oat" and price null
       And the pushed delete of row "n-5" has base_version equal to the update's returned server_version and no columns member
 

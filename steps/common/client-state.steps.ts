@@ -14,6 +14,8 @@ import { clientExchanges, integrity, scopeState } from '../support/integrity/con
 import { type Manifest, manifestsSeen, type Obj, requestOf, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { arm, expectedClientId } from '../support/integrity/tampering.ts';
 import { snapshots as cursorSnapshots, heldCursors } from '../support/opaque-tokens/cursor-authentication.ts';
+import { storedVersion } from '../support/push-ledger/client-outcomes.ts';
+import { labelledVersionOf } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
 import type { Inspected } from '../support/schema-and-versions/client-schema.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
@@ -239,4 +241,14 @@ Then('that checksum equals the scope digest the harness codec computes over the 
   const manifest = manifestsSeen((await this.proxy()).exchanges).get(hash) as Manifest;
   this.assert.ok(rows.size > 0, `the server sent rows of ${scopeId}`);
   this.assert.equal(scopeDigestHex(manifest, scopeId, [...rows.values()]), claimed, `the codec's scope digest of ${scopeId} over the ${rows.size} rows sent`);
+});
+
+processPhrase(/^client "([^"]+)" stores(?:,| no server_version)/);
+
+Then('client {string} stores, for row {string} of table {string}, the server_version {string}', async function (this: SyncWorld, name: string, pk: string, table: string, label: string) {
+  this.assert.equal(await storedVersion(this, name, table, pk), labelledVersionOf(this, label), `the server_version client "${name}" stores for ${table} ${pk} (${label})`);
+});
+
+Then('client {string} stores no server_version for row {string} of table {string}', async function (this: SyncWorld, name: string, pk: string, table: string) {
+  this.assert.equal(await storedVersion(this, name, table, pk), undefined, `the server_version client "${name}" stores for ${table} ${pk}`);
 });

@@ -36,9 +36,10 @@ Then(/^the response has none of the members (.+)$/, function (this: SyncWorld, l
   this.assert.equal(present, [], `success members in the answer ${this.lastReply().text}`);
 });
 
-/** The outcome of `mutationId` in the last push response. */
+/** The outcome of `mutationId` in the last push response that carried it (the last push response when none did). */
 function outcomeOf(world: SyncWorld, mutationId: string): Record<string, unknown> {
-  const reply = [...world.replies].reverse().find((r) => r.endpoint === 'push');
+  const pushes = [...world.replies].reverse().filter((r) => r.endpoint === 'push');
+  const reply = pushes.find((r) => r.requestText.includes(mutationId)) ?? pushes[0];
   if (!reply) throw new Error('no push response has been received in this scenario');
   world.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text}`);
   const outcomes = [...(reply.json.accepted ?? []), ...(reply.json.rejected ?? [])] as Record<string, unknown>[];

@@ -81,3 +81,11 @@ Given('the operator publishes a {string} manifest that adds nullable column {str
   await publishChange(this, tableName, `ALTER TABLE public.${ident(tableName)} ADD COLUMN ${ident(column)} ${sqlType(type)};`, transition);
   table.columns.push({ name: column, type, key: false, nullable: true });
 });
+
+Given('the operator publishes a new schema version that adds nullable writable column {string} of type {word} to table {string}', async function (this: SyncWorld, column: string, type: string, tableName: string) {
+  const table = this.model.table(tableName);
+  await this.readyServer();
+  // A nullable column no row has a value for: the next manifest, one compatible step on.
+  await publishChange(this, tableName, `ALTER TABLE public.${ident(tableName)} ADD COLUMN ${ident(column)} ${sqlType(type)};`, 'class_2');
+  addColumnToModel(table, { name: column, type, key: false, nullable: true });
+});

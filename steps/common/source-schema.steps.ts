@@ -18,25 +18,28 @@ import type { SyncWorld } from '../support/world.ts';
 const yes = (cell: string | undefined) => cell?.trim().toLowerCase() === 'yes';
 
 Given('a registered table {string} with columns:', function (this: SyncWorld, name: string, table: DataTable) {
-  const rows = table.hashes();
-  // A table written as the application sees it (writable and lifecycle columns, no nullable column) has SQL's default: every non-key column nullable.
+  const lifecycle = new Map<string, string>();
+  // A table written as the application sees it (each column's writability or lifecycle instead of its
+  // nullability: the mutation features' form) leaves every non-key column nullable, SQL's default: an insert
+  // may omit any column and get the server's default.
   const header = table.raw()[0] ?? [];
-  const applicationView = !header.includes('nullable') && (header.includes('writable') || header.includes('lifecycle'));
-  const columns: ColumnSpec[] = rows.map((row) => {
+  const nullableByDefault = !header.includes('nullable') && (header.includes('writable') || header.includes('lifecycle'));
+  const columns: ColumnSpec[] = table.hashes().map((row) => {
     if (!row.column || !row.type) throw new Error(`table "${name}": every row needs a column and a type`);
     const key = yes(row.key);
-    // `decimal(10,2)` spells precision and scale in the type.
-    const typed = /^(\w+)\((\d+),\s*(\d+)\)$/.exec(row.type.trim());
-    const precision = typed ? { precision: Number(typed[2]), scale: Number(typed[3]) } : row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
-    // A key column is never null; other columns are NOT NULL unless the table says nullable.
-    return { name: row.column, type: typed ? (typed[1] as string) : row.type, key, nullable: !key && (applicationView || yes(row.nullable)), ...precision };
+    const role = row.lifecycle?.trim() ?? '';
+    if (role !== '') lifecycle.set(role, row.column);
+    // `decimal(10,2)` declares precision and scale in the type cell.
+    const sized = /^decimal\((\d+),\s*(\d+)\)$/.exec(row.type.trim());
+    const precision = sized ? { precision: Number(sized[1]), scale: Number(sized[2]) } : row.precision?.trim() ? { precision: Number(row.precision), scale: Number(row.scale?.trim() || 0) } : {};
+    // A key column is never null; other columns are NOT NULL unless the table says nullable. A lifecycle column is set by the server, so it may be null.
+    return { name: row.column, type: sized ? 'decimal' : row.type, key, nullable: !key && (yes(row.nullable) || nullableByDefault || role !== ''), ...precision };
   });
+  const unknown = [...lifecycle.keys()].filter((role) => role !== 'updated_at' && role !== 'deleted_at');
+  if (unknown.length > 0) throw new Error(`table "${name}": unknown lifecycle ${unknown.join(', ')} (known: updated_at, deleted_at)`);
   const declared = this.model.declareTable(name, columns);
-  // Lifecycle columns are server-owned: the registration names them.
-  for (const row of rows) {
-    if (row.lifecycle?.trim() === 'updated_at') declared.updatedAtColumn = row.column;
-    if (row.lifecycle?.trim() === 'deleted_at') declared.deletedAtColumn = row.column;
-  }
+  declared.updatedAtColumn = lifecycle.get('updated_at');
+  declared.deletedAtColumn = lifecycle.get('deleted_at');
 });
 
 Given('table {string} places each row in scope {string}', function (this: SyncWorld, name: string, template: string) {

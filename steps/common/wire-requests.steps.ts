@@ -6,13 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type DataTable, Given, When } from '@cucumber/cucumber';
-import { batchMutations } from '../support/batch-table.ts';
 import { alterToken } from '../support/opaque-tokens/alteration.ts';
 import { pullPresenting, pullUntilHeld, snapshotCursors } from '../support/opaque-tokens/cursor-authentication.ts';
 import { placementFor, rowValues } from '../support/opaque-tokens/rows.ts';
 import { state } from '../support/opaque-tokens/server-versions.ts';
 import { processPulls } from '../support/mutations/process-pull.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
+import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
 import { readReply } from '../support/reply.ts';
 import { pullPresenting as pullPresentingLabelled } from '../support/scope-generations/invalidation.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
@@ -49,7 +49,8 @@ Given('client {string} has pulled', async function (this: SyncWorld, name: strin
 });
 
 When('client {string} pushes a batch with:', async function (this: SyncWorld, name: string, table: DataTable) {
-  await this.wire(name).push(batchMutations(this, name, table));
+  const client = this.wire(name);
+  await client.push(mutationsFromTable(this, client, table));
 });
 
 When('client {string} requests a rebuild of scope {string}', async function (this: SyncWorld, name: string, scope: string) {

@@ -6,7 +6,7 @@
  * protocol client of the row's user.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
-import { batchMutations } from '../support/batch-table.ts';
+import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
 import { queueState } from '../support/mutations/state.ts';
 import { servedRow } from '../support/mutations/server-rows.ts';
 import { columnValue, writerPush } from '../support/mutations/writers.ts';
@@ -21,8 +21,9 @@ Given('client {string} of user {string} has connected', async function (this: Sy
 });
 
 Given('client {string} has pushed a batch with:', async function (this: SyncWorld, name: string, table: DataTable) {
-  const mutations = batchMutations(this, name, table);
-  const reply = await this.wire(name).push(mutations);
+  const client = this.wire(name);
+  const mutations = mutationsFromTable(this, client, table);
+  const reply = await client.push(mutations);
   const applied = ((reply.json?.accepted ?? []) as Obj[]).filter((o) => o.status === 'applied').length;
   if (reply.status !== 200 || applied !== mutations.length) throw new Error(`client "${name}" got ${applied} of ${mutations.length} mutations applied: ${reply.status} ${reply.text}`);
 });

@@ -26,6 +26,7 @@ export interface TableSpec {
   /** Extra placements for rows whose `column` holds `value`. */
   conditional: { column: string; value: string; scope: string }[];
   deletedAtColumn?: string;
+  /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
   installed: boolean;
 }

@@ -119,6 +119,8 @@ export class SyncWorld extends World<RunParameters> {
   readonly noted = new Map<string, number>();
   /** Server versions the harness's clients hold, by `table/pk`, from push outcomes and pulled or rebuilt rows. */
   readonly heldVersions = new Map<string, string>();
+  /** Extra environment a named client process starts with (its time zone, ...), set before the process is first used. */
+  readonly clientEnv = new Map<string, Record<string, string>>();
   /** Server state before the scenario's first action, when a step compares against it. */
   serverSnapshot: Map<string, string> | undefined;
   readonly #wires = new Map<string, WireClient>();
@@ -313,7 +315,8 @@ export class SyncWorld extends World<RunParameters> {
     if (this.clientSetup.kind !== 'process') throw new Error(`client adapter "${this.clientSetup.id}" is unavailable: ${this.clientSetup.reason ?? ''}`);
     if (this.clients.has(name)) throw new Error(`client "${name}" is already started in this scenario`);
     const switches = this.faultSwitches('client');
-    const process = new ClientSupervisor(this.clientSetup.spec, { callDeadlineMs: this.deadlineMs, warm: true, ...(switches.length > 0 ? { env: { SYNCHRO_FAULTS: switches.join(',') } } : {}) });
+    const env = { ...this.clientEnv.get(name), ...(switches.length > 0 ? { SYNCHRO_FAULTS: switches.join(',') } : {}) };
+    const process = new ClientSupervisor(this.clientSetup.spec, { callDeadlineMs: this.deadlineMs, warm: true, ...(Object.keys(env).length > 0 ? { env } : {}) });
     const client: ScenarioClient = { name, dataDir: join(this.scratchDir(), `client-${name}`), process };
     process.start();
     this.clients.set(name, client);

@@ -108,6 +108,38 @@ test('read-only calls and application SQL are answered while a sync waits on the
   silent.close();
 });
 
+test('application SQL is answered while a sync waits on the network, and lands in the queue', async () => {
+  // The schema comes from a first sync against the fake server; then the same database syncs against a server that never answers.
+  const cfg = config();
+  const first = await opened(cfg);
+  await first.call('syncNow');
+  await first.close();
+  let arrived: () => void = () => undefined;
+  const reached = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  const held: import('node:http').ServerResponse[] = [];
+  const silent = createServer((_req, res) => {
+    held.push(res);
+    arrived();
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const d = await opened({ ...cfg, serverUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` });
+  let syncEnded = false;
+  const sync = d.call<{ completion: string }>('syncNow').finally(() => {
+    syncEnded = true;
+  });
+  await reached;
+  assert.deepEqual(await d.call('execute', { sql: "INSERT INTO orders(id, title) VALUES ('w', 'while syncing')" }), { changes: 1 });
+  assert.equal(syncEnded, false, 'the write was answered while the sync still waited, not after it');
+  assert.deepEqual((await d.call<{ rows: unknown[] }>('query', { sql: "SELECT title FROM orders WHERE id = 'w'" })).rows, [{ title: 'while syncing' }]);
+  assert.equal((await d.call<Mutations>('inspectMutations')).mutations.filter((m) => m.status === 'pending').length, 1);
+  for (const res of held) res.socket?.destroy();
+  assert.equal((await sync).completion, 'blocked');
+  await d.close();
+  silent.close();
+});
+
 test('killed after sealing: the same batch bytes are sent after restart, once', async () => {
   const cfg = config();
   let d = await opened(cfg);

@@ -3,7 +3,11 @@ import { after, before, test } from 'node:test';
 import type { SynchroClient } from '../../reference/client/client.ts';
 import { AtomicGroupInvalid } from '../../reference/client/errors.ts';
 import { getMeta } from '../../reference/client/local/metadata.ts';
+import { checksumObject, digestRow, readTableShape } from '../../harness/codec/index.ts';
+import type { PushResponse, TableSchema } from '../../harness/wire/generated.ts';
+import { reconcilePush } from '../../reference/client/queue/reconcile.ts';
 import { sealNextBatch } from '../../reference/client/queue/seal.ts';
+import { connect } from '../../reference/client/sync/connect.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest, openClient, tempDb } from './fixtures.ts';
 
@@ -344,4 +348,49 @@ test('an insert after a cancelled insert…delete chain is sent as a new insert'
     ['cancelled_before_send', 'cancelled_before_send', 'accepted', 'accepted'],
   );
   c.close();
+});
+
+test('an outcome bound to an older schema whose table changed is not written in place; the later write waits for the rebuild and goes out from its version', async () => {
+  const own = await new FakeServer(manifest()).start();
+  try {
+    const c = openClient(own, `queue-historical-${++n}`);
+    assert.equal((await c.syncNow()).completion, 'idle');
+    c.execute("INSERT INTO orders(id, title) VALUES ('h1', 'a')");
+    assert.equal((await c.syncNow()).completion, 'idle');
+    const before = c.query("SELECT * FROM orders WHERE id = 'h1'")[0] as Record<string, unknown> | undefined;
+    c.execute("UPDATE orders SET title = 'b' WHERE id = 'h1'");
+    const batch = sealNextBatch(c.ctx);
+    assert.ok(batch, 'the first update was sealed');
+    c.execute("UPDATE orders SET qty = 5 WHERE id = 'h1'");
+    // The client moves to a schema in which the table gained a field; then the answer to the first update arrives, bound to the old one.
+    own.setManifest(manifest(2, true));
+    await connect(c.ctx);
+    const old = manifest();
+    const sent = (JSON.parse(batch.request_bytes.toString('utf8')) as { mutations: { mutation_id: string; pk: Record<string, unknown> }[] }).mutations[0];
+    const row = { fld_orders_deleted_at: null, fld_orders_id: 'h1', fld_orders_paid: null, fld_orders_qty: null, fld_orders_title: 'b', fld_orders_updated_at: '2026-01-01T00:00:00.000000Z' };
+    const digest = digestRow({ schemaHash: old.schema_hash, table: readTableShape(old.tables[1] as TableSchema), row, serverVersion: 'v-historical' }).digest;
+    reconcilePush(c.ctx, batch, {
+      batch_id: batch.batch_id,
+      server_time: '2026-01-01T00:00:00.000000Z',
+      accepted: [{ mutation_id: String(sent?.mutation_id), table: 'tbl_orders', pk: sent?.pk ?? {}, outcome_schema: { version: 1, hash: old.schema_hash }, status: 'applied', server_version: 'v-historical', server_row: row, row_checksum: checksumObject(digest) }],
+      rejected: [],
+    } as PushResponse);
+    const after = c.query("SELECT * FROM orders WHERE id = 'h1'")[0] as Record<string, unknown> | undefined;
+    assert.equal(after?.updated_at, before?.updated_at, 'the historical row was not written');
+    assert.deepEqual([after?.title, after?.qty], ['b', 5], 'the application still sees what it wrote');
+    assert.notEqual(c.inspectRowVersions().find((v) => v.recordId === 'h1')?.serverVersion, 'v-historical');
+    assert.deepEqual(c.inspectMutations().filter((m) => m.mutationId === sent?.mutation_id).map((m) => m.status), ['accepted']);
+    const pending = c.inspectMutations().filter((m) => m.status === 'pending');
+    assert.deepEqual(pending.map((m) => m.baseVersion), [null], 'the later update has no base yet');
+    assert.equal(sealNextBatch(c.ctx), undefined, 'nothing is sendable before the rebuild');
+    assert.ok(c.inspectScopes().scopes.every((s) => s.rebuildRequired), 'the scope holding the row is rebuilt under the current schema');
+    // What a rebuild leaves: the row's current version, the scope no longer waiting.
+    c.ctx.db.prepare("UPDATE _synchro_row_versions SET server_version = 'v-rebuilt' WHERE record_id = 'h1'").run();
+    c.ctx.db.prepare('UPDATE _synchro_scopes SET rebuild_required = 0').run();
+    const next = sealed(c);
+    assert.deepEqual(next.mutations.map((m) => [m.op, m.base_version]), [['update', 'v-rebuilt']]);
+    c.close();
+  } finally {
+    await own.stop();
+  }
 });

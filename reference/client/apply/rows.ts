@@ -122,6 +122,7 @@ export function applyServerRowKeepingIntent(ctx: Ctx, table: LocalTable, recordI
   const later = ctx.db
     .prepare(`SELECT mutation_id, operation FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state IN ('pending', 'sealed', 'blocked_by_predecessor') ORDER BY local_order`)
     .all(table.tableId, recordId) as { mutation_id: string; operation: string }[];
+  if (fault('outcome-drops-later-intent')) later.length = 0; // fault: client:outcome-drops-later-intent
   if (later.some((m) => m.operation === 'delete')) return; // the local deletion stays visible
   if (row === undefined) {
     if (later.length === 0) deleteRow(ctx, table, recordId);

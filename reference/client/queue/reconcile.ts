@@ -6,7 +6,9 @@
  * one transaction with capture suppressed.
  */
 import type { PushResponse } from '../../../harness/wire/generated.ts';
+import { canonicalJson } from '../../../harness/codec/index.ts';
 import { applyServerRowKeepingIntent, forgetVersion, storeVersion, verifyRow, type WireRow } from '../apply/rows.ts';
+import { markRebuild, scopes } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { durably, emit } from '../events.ts';
@@ -23,7 +25,7 @@ function mismatch(message: string): ClientError {
 }
 
 function schemaFor(ctx: Ctx, version: number, hash: string): LocalSchema {
-  if (ctx.schema !== undefined && ctx.schema.version === version && ctx.schema.hash === hash) return ctx.schema;
+  if (ctx.schema !== undefined && ((ctx.schema.version === version && ctx.schema.hash === hash) || fault('verify-under-current-schema'))) return ctx.schema; // fault: client:verify-under-current-schema
   const row = ctx.db.prepare('SELECT manifest_json FROM _synchro_schema_archives WHERE schema_version = ? AND schema_hash = ?').get(version, hash) as { manifest_json: string } | undefined;
   if (row === undefined) throw mismatch(`outcome schema ${version}/${hash} is not known locally`);
   return localSchema(verifyManifest(JSON.parse(row.manifest_json)));
@@ -47,16 +49,31 @@ function matchOutcomes(batch: SealedBatch, response: PushResponse): Map<string, 
   return outcomes;
 }
 
+/**
+ * True when a row encoded under `schema` cannot stand as a row of the current
+ * schema: the outcome names an older manifest and the table is not exactly
+ * what it was there (a field added, removed or changed). Such a row is
+ * verified under its own manifest but never written as current state.
+ */
+function historicalShape(ctx: Ctx, schema: LocalSchema, tableId: string): boolean {
+  if (schema === ctx.schema) return false;
+  const then = schema.manifest.tables.find((t) => t.table_id === tableId);
+  const now = ctx.schema?.manifest.tables.find((t) => t.table_id === tableId);
+  return then === undefined || now === undefined || canonicalJson(then) !== canonicalJson(now);
+}
+
 export function reconcilePush(ctx: Ctx, batch: SealedBatch, response: PushResponse): void {
   const outcomes = matchOutcomes(batch, response);
   // Verify every returned row before writing anything.
   const verified = new Map<string, ReturnType<typeof verifyRow>>();
+  const historical = new Set<string>();
   for (const o of outcomes.values()) {
     if (!('server_row' in o) || o.server_row === undefined) continue;
     const schema = schemaFor(ctx, o.outcome_schema.version, o.outcome_schema.hash);
     const table = schema.byId.get(o.table);
     if (table === undefined) throw mismatch(`outcome table ${o.table} is not in its schema`);
     verified.set(o.mutation_id, verifyRow('pushing', schema.hash, table, o.server_row, Object.values(o.pk)[0], o.server_version as string, o.row_checksum));
+    if (historicalShape(ctx, schema, o.table) && !fault('apply-historical-row')) historical.add(o.mutation_id); // fault: client:apply-historical-row
   }
   durably(ctx, () => serverApply(ctx.db, () => {
     const request = JSON.parse(batch.request_bytes.toString('utf8')) as { mutations: { mutation_id: string }[] };
@@ -64,7 +81,8 @@ export function reconcilePush(ctx: Ctx, batch: SealedBatch, response: PushRespon
       const o = outcomes.get(mutation_id) as Outcome;
       const rec = recordById(ctx, mutation_id);
       if (rec === undefined || rec.lifecycle_state !== 'sealed') continue; // already reconciled: an exact replay is applied once
-      applyOutcome(ctx, rec, o, verified.get(mutation_id));
+      if (historical.has(mutation_id)) applyHistoricalOutcome(ctx, rec, o);
+      else applyOutcome(ctx, rec, o, verified.get(mutation_id));
       // Announced in request order, once the whole response has committed (the unit holds them until then).
       if (o.status === 'applied') emit(ctx, { kind: 'mutation_accepted', mutationID: mutation_id, tableID: o.table, status: o.status, batchID: batch.batch_id });
       else emit(ctx, { kind: 'mutation_rejected', mutationID: mutation_id, tableID: o.table, status: o.status, rejectionCode: o.code, batchID: batch.batch_id });
@@ -97,10 +115,33 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
       `INSERT OR REPLACE INTO _synchro_rejected_mutations(mutation_id, table_name, record_id, status, code, message, server_row_json, server_version, rejection_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, row === undefined ? null : JSON.stringify(row), version ?? null, JSON.stringify(o), ctx.clock.now());
-  if (o.status === 'conflict' && table !== undefined) {
+  if (o.status === 'conflict' && table !== undefined && !fault('conflict-keeps-old-base')) { // fault: client:conflict-keeps-old-base
     if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified, row);
     else forgetVersion(ctx, table, rec.record_id);
     applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
   }
   blockDependents(ctx, [rec.mutation_id]);
+}
+
+/**
+ * An outcome whose row is bound to an older schema the current one does not
+ * match: its status is recorded as usual, but neither its row nor its version
+ * becomes current state. Every scope holding the row is rebuilt under the
+ * current schema instead; later intent on the row stays as the application
+ * wrote it and is sent from the version that rebuild brings (see seal.ts).
+ */
+function applyHistoricalOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome): void {
+  if (o.status === 'applied') {
+    ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'accepted', accepted_outcome_json = ? WHERE mutation_id = ?`).run(JSON.stringify(o), rec.mutation_id);
+  } else {
+    ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'server_rejected' WHERE mutation_id = ?`).run(rec.mutation_id);
+    ctx.db
+      .prepare(
+        `INSERT OR REPLACE INTO _synchro_rejected_mutations(mutation_id, table_name, record_id, status, code, message, server_row_json, server_version, rejection_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, null, null, JSON.stringify(o), ctx.clock.now());
+    blockDependents(ctx, [rec.mutation_id]);
+  }
+  const holders = ctx.db.prepare('SELECT DISTINCT scope_id FROM _synchro_scope_rows WHERE table_id = ? AND record_id = ?').all(rec.table_id, rec.record_id) as { scope_id: string }[];
+  for (const { scope_id } of holders.length > 0 ? holders : scopes(ctx)) markRebuild(ctx, scope_id);
 }

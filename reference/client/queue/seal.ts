@@ -32,6 +32,29 @@ export function nextSealedBatch(ctx: Ctx): SealedBatch | undefined {
   return ctx.db.prepare(`SELECT seq, batch_id, request_bytes, atomic, state FROM _synchro_push_batches WHERE state = 'sealed' ORDER BY seq LIMIT 1`).get() as SealedBatch | undefined;
 }
 
+/**
+ * A pending update or delete whose accepted predecessor came back bound to an
+ * older schema has no base yet: that outcome's version was not applied (see
+ * reconcile.ts). Once every scope holding the row has been rebuilt under the
+ * current schema, the version the rebuild stored is the row's authoritative
+ * version, and it becomes the base, before sealing, as an accepted
+ * predecessor's version would. Until then the mutation waits, unsent.
+ */
+function baseAfterHistoricalOutcome(ctx: Ctx): void {
+  ctx.db
+    .prepare(
+      `UPDATE _synchro_pending_changes AS p
+          SET base_version = (SELECT v.server_version FROM _synchro_row_versions v WHERE v.table_id = p.table_id AND v.record_id = p.record_id)
+        WHERE p.lifecycle_state = 'pending' AND p.operation <> 'insert' AND p.base_version IS NULL
+          AND EXISTS (SELECT 1 FROM _synchro_pending_changes d WHERE d.mutation_id = p.depends_on_mutation_id AND d.lifecycle_state = 'accepted'
+                        AND json_extract(d.accepted_outcome_json, '$.outcome_schema.hash') IS NOT (SELECT value FROM _synchro_meta WHERE key = 'schema_hash'))
+          AND EXISTS (SELECT 1 FROM _synchro_row_versions v WHERE v.table_id = p.table_id AND v.record_id = p.record_id)
+          AND NOT EXISTS (SELECT 1 FROM _synchro_scope_rows r JOIN _synchro_scopes s ON s.scope_id = r.scope_id
+                           WHERE r.table_id = p.table_id AND r.record_id = p.record_id AND s.rebuild_required = 1)`,
+    )
+    .run();
+}
+
 function isSendable(ctx: Ctx, rec: MutationRecord): boolean {
   if (rec.operation !== 'insert' && rec.base_version === null) return false;
   if (rec.depends_on_mutation_id === null) return true;
@@ -103,6 +126,7 @@ export function sealNextBatch(ctx: Ctx): SealedBatch | undefined {
   const existing = nextSealedBatch(ctx);
   if (existing !== undefined && !fault('abandon-sealed-batch')) return existing; // fault: client:abandon-sealed-batch
   const sealed = ctx.db.transaction((): SealedBatch | undefined => {
+    baseAfterHistoricalOutcome(ctx);
     normalizePending(ctx);
     if (fault('purge-folded-records')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE lifecycle_state IN ('superseded_before_send', 'cancelled_before_send')`).run(); // fault: client:purge-folded-records
     const candidates = ctx.db.prepare(`SELECT * FROM _synchro_pending_changes WHERE lifecycle_state = 'pending' ORDER BY ${QUEUE_ORDER}`).all() as MutationRecord[];

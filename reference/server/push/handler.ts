@@ -76,7 +76,7 @@ async function execute(
   );
   const stored = batch.rows[0];
   if (stored !== undefined) {
-    if (!Buffer.from(batchFp).equals(stored.fp)) throw new SyncError('idempotency_conflict', 'batch_id was used for different content');
+    if (!Buffer.from(batchFp).equals(stored.fp) && !fault('batch-fingerprint-ignored')) throw new SyncError('idempotency_conflict', 'batch_id was used for different content'); // fault: server:batch-fingerprint-ignored
     if (stored.state === 'complete' && stored.response_body !== null) {
       const body = fault('replay-fresh-time') ? stored.response_body.replace(/"server_time":"[^"]*"/, `"server_time":"${serverTime()}"`) : stored.response_body; // fault: server:replay-fresh-time
       return { commit: false, body };
@@ -89,12 +89,12 @@ async function execute(
   );
   const fpById = new Map(request.mutations.map((m, k) => [m.mutation_id, mutationFps[k] as Uint8Array]));
   for (const row of known.rows) {
-    if (!Buffer.from(fpById.get(row.mutation_id) ?? []).equals(row.fp)) {
+    if (!Buffer.from(fpById.get(row.mutation_id) ?? []).equals(row.fp) && !fault('mutation-fingerprint-ignored')) { // fault: server:mutation-fingerprint-ignored
       throw new SyncError('idempotency_conflict', 'mutation_id was used for different content');
     }
-    if (request.atomic === true) throw invalidRequest('an atomic request cannot reuse a mutation of another batch');
+    if (request.atomic === true && !fault('atomic-carries-ledgered-mutation')) throw invalidRequest('an atomic request cannot reuse a mutation of another batch'); // fault: server:atomic-carries-ledgered-mutation
     if (row.code === 'atomic_batch_rejected') throw invalidRequest('a mutation rejected with its atomic batch cannot be reused');
-    replays.set(row.mutation_id, JSON.parse(row.outcome) as Outcome);
+    replays.set(row.mutation_id, { ...(JSON.parse(row.outcome) as Outcome), ...(fault('replay-rebinds-outcome-schema') ? { outcome_schema: request.schema } : {}) }); // fault: server:replay-rebinds-outcome-schema
   }
 
   if (clientRow.expired || Number(clientRow.client_generation) !== request.client_generation) {

@@ -167,7 +167,7 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
       sets.push(`${quoteIdent(c)} = $${values.length}`);
     }
     if (soft) sets.push(`${quoteIdent(table.deletedAtColumn as string)} = now()`);
-    if (table.updatedAtColumn !== null) sets.push(`${quoteIdent(table.updatedAtColumn)} = now()`);
+    if (table.updatedAtColumn !== null) sets.push(`${quoteIdent(table.updatedAtColumn)} = ${fault('updated-at-from-client-version') ? `'${m.client_version}'::timestamptz` : 'now()'}`); // fault: server:updated-at-from-client-version
     done = await ctx.db.query(`UPDATE ${table.qualified} SET ${sets.join(', ')} WHERE ${keyPredicate(table, 1)}`, values);
   }
   if (done.rowCount === 0) return { kind: 'rejected', outcome: terminal(m, ctx, 'policy_rejected') };
