@@ -85,8 +85,18 @@ export interface RunProblem {
   line: number | null;
 }
 
+/** A requirement the run's --tags or --profile left out: listed, never counted. */
+export interface NotSelected {
+  id: string;
+  title: string;
+  section: string;
+  profiles: Profile[];
+}
+
 export interface Classification {
   requirements: RequirementOutcome[];
+  /** Requirements with scenarios of which none was selected to run. */
+  notSelected: NotSelected[];
   problems: RunProblem[];
 }
 
@@ -108,11 +118,14 @@ export function classifyRun(index: MessageIndex, records: readonly RequirementRe
   const problems: RunProblem[] = [];
   const known = new Set(records.map((r) => r.id));
   const byRequirement = new Map<string, ScenarioOutcome[]>();
+  // Cucumber announces every pickle but makes test cases only of those the tag expression selects.
+  const selectedIds = new Set<string>();
   const unknown = new Map<string, { uri: string; line: number; id: string; count: number }>();
 
   for (const pickle of index.pickles) {
     const scenario = classifyScenario(index, pickle);
     const ids = requirementTags(scenario.tags);
+    if (index.testCaseByPickle.has(pickle.id)) for (const id of ids) selectedIds.add(id);
     if (ids.length === 0) {
       problems.push({
         kind: 'missing-requirement-tag',
@@ -153,8 +166,15 @@ export function classifyRun(index: MessageIndex, records: readonly RequirementRe
   }
   problems.push(...runProblems(index));
 
-  const requirements = records.map((record) => classifyRequirement(record, byRequirement.get(record.id) ?? []));
-  return { requirements, problems };
+  const requirements: RequirementOutcome[] = [];
+  const notSelected: NotSelected[] = [];
+  for (const record of records) {
+    const scenarios = byRequirement.get(record.id) ?? [];
+    // A requirement without scenarios stays in the verdicts (undetermined): nothing could have selected it.
+    if (scenarios.length > 0 && !selectedIds.has(record.id)) notSelected.push({ id: record.id, title: record.title, section: record.section, profiles: [...record.profiles] });
+    else requirements.push(classifyRequirement(record, scenarios));
+  }
+  return { requirements, notSelected, problems };
 }
 
 function runProblems(index: MessageIndex): RunProblem[] {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { Profile } from '../catalog/types.ts';
 import { compileProjectSchema, type SchemaCheck } from '../json-schema.ts';
-import type { Classification, RequirementOutcome, RunProblem, ScenarioOutcome, Status } from './classify.ts';
+import type { Classification, NotSelected, RequirementOutcome, RunProblem, ScenarioOutcome, Status } from './classify.ts';
 import type { MessageIndex } from './messages.ts';
 import { toMillis } from './messages.ts';
 
@@ -67,6 +67,8 @@ export interface ConformanceReport {
   };
   problems: RunProblem[];
   requirements: ReportRequirement[];
+  /** Present when the run's selection left requirements out. */
+  not_selected?: NotSelected[];
   sensitivity?: SensitivityResult;
 }
 
@@ -95,6 +97,7 @@ export function buildReport(input: BuildInput): ConformanceReport {
     problems: input.classification.problems,
     requirements,
   };
+  if (input.classification.notSelected.length > 0) report.not_selected = input.classification.notSelected;
   if (input.sensitivity !== undefined) report.sensitivity = input.sensitivity;
   return report;
 }

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import type { Profile } from '../catalog/types.ts';
 import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, InputError, UsageError } from '../errors.ts';
-import type { RunProblem } from './classify.ts';
+import type { NotSelected, RunProblem } from './classify.ts';
 import type { ConformanceReport, ReportRequirement, SensitivityResult } from './conformance-json.ts';
 import { PROFILES, validateReport } from './conformance-json.ts';
 import { describeContradiction, recomputeReport, runProblems, type Verdict } from './recompute.ts';
@@ -86,28 +86,32 @@ export interface Selection {
   section?: string | undefined;
 }
 
-/** Requirements of the profile, narrowed by the optional id list and section. Unknown ids or sections are input errors. */
-export function selectRequirements(report: ConformanceReport, file: string, selection: Selection): ReportRequirement[] {
-  const known = new Set(report.requirements.map((r) => r.id));
+/**
+ * Requirements of the profile, narrowed by the optional id list and section,
+ * split into those the run selected and those its --tags or --profile left
+ * out (which block the gate: nothing was shown of them). Unknown ids or
+ * sections are input errors.
+ */
+export function selectRequirements(report: ConformanceReport, file: string, selection: Selection): { selected: ReportRequirement[]; notRun: NotSelected[] } {
+  const notSelected = report.not_selected ?? [];
+  const known = new Set([...report.requirements, ...notSelected].map((r) => r.id));
   const unknownIds = (selection.ids ?? []).filter((id) => !known.has(id));
   if (unknownIds.length > 0) {
     throw new InputError(file, undefined, `no requirement ${unknownIds.join(', ')} in the report`, 'check the ids given to --ids against invariants.yaml');
   }
-  const sections = new Set(report.requirements.map((r) => r.section));
+  const sections = new Set([...report.requirements, ...notSelected].map((r) => r.section));
   if (selection.section !== undefined && !sections.has(selection.section)) {
     throw new InputError(file, undefined, `no section "${selection.section}" in the report`, `use one of: ${[...sections].map((s) => `"${s}"`).join(', ')}`);
   }
-  const selected = report.requirements.filter(
-    (r) =>
-      r.profiles.includes(selection.profile) &&
-      (selection.ids === undefined || selection.ids.includes(r.id)) &&
-      (selection.section === undefined || r.section === selection.section),
-  );
-  if (selected.length === 0) {
+  const wanted = (r: { id: string; section: string; profiles: readonly Profile[] }) =>
+    r.profiles.includes(selection.profile) && (selection.ids === undefined || selection.ids.includes(r.id)) && (selection.section === undefined || r.section === selection.section);
+  const selected = report.requirements.filter(wanted);
+  const notRun = notSelected.filter(wanted);
+  if (selected.length + notRun.length === 0) {
     // An empty selection would pass vacuously; a gate that checks nothing must not open.
     throw new InputError(file, undefined, `no requirement of profile ${selection.profile} matches the selection`, 'widen --ids or --section, or pick the profile the requirements belong to');
   }
-  return selected;
+  return { selected, notRun };
 }
 
 export function describeBlocker(r: ReportRequirement, verdict: Verdict = r): string {
@@ -145,7 +149,7 @@ export async function main(args: string[]): Promise<number> {
   const profile = parseProfile(values.profile);
   const ids = parseIds(values.ids);
   const report = readReport(values.report);
-  const selected = selectRequirements(report, values.report, { profile, ids, section: values.section });
+  const { selected, notRun } = selectRequirements(report, values.report, { profile, ids, section: values.section });
 
   const scope = [`profile ${profile}`, values.section ? `section "${values.section}"` : '', ids ? `ids ${ids.join(', ')}` : '']
     .filter((s) => s !== '')
@@ -166,12 +170,13 @@ export async function main(args: string[]): Promise<number> {
   if (allowProblems) for (const problem of problems) console.error(`warning: ${describeProblem(problem)}`);
   const blockingProblems = allowProblems ? [] : problems;
   const blockers = selected.filter((r) => verdicts.get(r.id)?.status !== 'passed');
+  const total = selected.length + notRun.length;
   if (unproven.length > 0) {
     console.log(`gate blocked: ${unproven.length} selected requirement${unproven.length === 1 ? ' is' : 's are'} not proven by the sensitivity run (${values.sensitivity})`);
     for (const line of unproven) console.log(line);
   }
-  if (blockers.length === 0 && blockingProblems.length === 0 && unproven.length === 0) {
-    const what = selected.length === 1 ? 'the 1 requirement' : `all ${selected.length} requirements`;
+  if (blockers.length === 0 && notRun.length === 0 && blockingProblems.length === 0 && unproven.length === 0) {
+    const what = total === 1 ? 'the 1 requirement' : `all ${total} requirements`;
     const allowed = problems.length === 0 ? '' : ` (${problems.length === 1 ? '1 run problem' : `${problems.length} run problems`} allowed by --allow-run-problems)`;
     console.log(`gate passed: ${what} of ${scope} passed${allowed}`);
     return EXIT_OK;
@@ -181,9 +186,10 @@ export async function main(args: string[]): Promise<number> {
     console.log(`gate blocked: the run had ${count}, so its results may be incomplete (--allow-run-problems gates on the requirements alone)`);
     for (const problem of blockingProblems) console.log(`  ${describeProblem(problem)}`);
   }
-  if (blockers.length > 0) {
-    console.log(`gate blocked: ${blockers.length} of ${selected.length} requirements of ${scope} did not pass`);
+  if (blockers.length > 0 || notRun.length > 0) {
+    console.log(`gate blocked: ${blockers.length + notRun.length} of ${total} requirements of ${scope} did not pass`);
     for (const blocker of blockers) console.log(describeBlocker(blocker, verdicts.get(blocker.id)));
+    for (const left of notRun) console.log(`  ${left.id}  ${left.title}\n      not selected: the run's --tags or --profile left it out, so nothing was shown of it`);
   } else if (blockingProblems.length > 0) {
     console.log(`every selected requirement of ${scope} passed, but the run problems above block the gate`);
   }

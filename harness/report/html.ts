@@ -78,6 +78,7 @@ ${report.sensitivity ? renderSensitivity(report.sensitivity) : ''}
 ${report.requirements.map(renderRequirement).join('\n')}
 </div>
 <p class="empty" id="no-match" hidden>No requirement matches these filters.</p>
+${renderNotSelected(report)}
 </section>
 </main>
 <script type="application/json" id="report-data">${embedJson(report)}</script>
@@ -299,3 +300,11 @@ const SCRIPT = `
   apply();
 })();
 `;
+
+/** Requirements the run's --tags or --profile left out: named, with no verdict. */
+function renderNotSelected(report: ConformanceReport): string {
+  const left = report.not_selected ?? [];
+  if (left.length === 0) return '';
+  const items = left.map((r) => `<li><code>${escapeHtml(r.id)}</code> ${escapeHtml(r.title)}</li>`).join('');
+  return `<details class="not-selected"><summary>${left.length} requirement${left.length === 1 ? '' : 's'} not selected by this run's --tags or --profile (no verdict)</summary><ul>${items}</ul></details>`;
+}

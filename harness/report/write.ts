@@ -98,7 +98,9 @@ export function writeAllOrNothing(dir: string, files: readonly [string, string][
 export function formatSummary(report: ConformanceReport, outDir = writtenTo.get(report)): string {
   const overall = report.summary.overall;
   const lines: string[] = [];
-  lines.push(`Requirements: ${overall.total} (${STATUSES.map((s) => `${overall[s]} ${s}`).join(', ')})`);
+  const left = report.not_selected?.length ?? 0;
+  const selection = left === 0 ? '' : ` selected; ${left} not selected by --tags or --profile`;
+  lines.push(`Requirements: ${overall.total}${selection} (${STATUSES.map((s) => `${overall[s]} ${s}`).join(', ')})`);
   const rows = report.summary.by_section.map((s) => [s.section, s.counts.total, ...STATUSES.map((st) => s.counts[st])]);
   const header = ['Section', 'total', ...STATUSES];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));

@@ -1,7 +1,9 @@
 /**
  * Progress for runs whose output is not a terminal (CI logs): one line each
- * time another tenth of the scenarios has finished, instead of a wall of dots
- * or a progress bar drawn with control characters.
+ * time another tenth of the scenarios has finished, and at least one every
+ * PROGRESS_INTERVAL_MS while scenarios run (so a long stretch of slow
+ * scenarios does not look like a hang), instead of a wall of dots or a
+ * progress bar drawn with control characters.
  *
  * A failed scenario is also printed as it finishes (feature file and line,
  * scenario, failing step and the first lines of its error), because a CI log
@@ -12,6 +14,8 @@ import type { Envelope, Pickle, TestStepResult } from '@cucumber/messages';
 
 /** Lines of a failing step's error kept in the log; the reports have the rest. */
 const ERROR_LINES = 6;
+/** Longest silence between two progress lines while the run goes on. */
+export const PROGRESS_INTERVAL_MS = 15_000;
 
 interface FailedStep {
   testStepId: string;
@@ -43,7 +47,18 @@ const progressLines: FormatterPlugin = {
     const stepOfCase = new Map<string, string>();
     const startedCase = new Map<string, string>();
     const firstFailure = new Map<string, FailedStep>();
+    let lastLineAt = Date.now();
+    const line = () => {
+      lastLineAt = Date.now();
+      write(`  ${finished}/${total} scenarios finished (${failed} failed so far)\n`);
+    };
+    // A timer, not a check on each message: a single slow scenario sends nothing for a long time.
+    const ticker = setInterval(() => {
+      if (total > 0 && Date.now() - lastLineAt >= PROGRESS_INTERVAL_MS) line();
+    }, 1000);
+    ticker.unref();
     on('message', (envelope: Envelope) => {
+      if (envelope.testRunFinished) clearInterval(ticker);
       if (envelope.pickle) {
         pickles.set(envelope.pickle.id, envelope.pickle);
         for (const step of envelope.pickle.steps) stepTexts.set(step.id, step.text);
@@ -70,7 +85,7 @@ const progressLines: FormatterPlugin = {
       }
       if (finished * 10 >= nextTenth * total) {
         nextTenth = Math.floor((finished * 10) / total) + 1;
-        write(`  ${finished}/${total} scenarios finished (${failed} failed so far)\n`);
+        line();
       }
     });
   },
