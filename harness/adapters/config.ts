@@ -25,6 +25,18 @@ export interface HttpServerConfig {
   capabilities?: ServerCapability[];
 }
 
+/** A TypeScript adapter module named in a config (docs/adapters.md, Writing a TypeScript adapter). */
+export interface ModuleServerConfig {
+  role: 'server';
+  kind: 'module';
+  id: string;
+  description?: string;
+  /** Path of the module, relative to the config file. */
+  module: string;
+  options?: Record<string, unknown>;
+  capabilities: ServerCapability[];
+}
+
 export interface ProcessClientConfig {
   role: 'client';
   kind: 'process';
@@ -36,10 +48,14 @@ export interface ProcessClientConfig {
   capabilities?: ClientCapability[];
 }
 
-export type AdapterConfig = HttpServerConfig | ProcessClientConfig;
+export type AdapterConfig = HttpServerConfig | ModuleServerConfig | ProcessClientConfig;
 
 const SCHEMA_ID = 'https://synchro.dev/schemas/v3/adapter-config.schema.json';
-const DEFINITION = { server: 'httpServer', client: 'processClient' } as const;
+/** The schema definition a config is checked against: by role, and for a server by its kind. */
+function definitionName(role: 'server' | 'client', kind: unknown): string {
+  if (role === 'client') return 'processClient';
+  return kind === 'module' ? 'moduleServer' : 'httpServer';
+}
 let ajv: Ajv2020 | undefined;
 
 function definition(name: string) {
@@ -81,7 +97,7 @@ export function checkAdapterConfig(role: 'server' | 'client', value: JsonValue, 
       }
     });
   }
-  const validate = definition(DEFINITION[role]);
+  const validate = definition(definitionName(role, (plain as Record<string, unknown>).kind));
   if (!validate(plain)) {
     const [first, ...rest] = describeErrors(validate.errors ?? []);
     const where = first?.pointer ?? '';

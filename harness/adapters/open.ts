@@ -4,6 +4,7 @@
  */
 import { threadId } from 'node:worker_threads';
 import { openHttpServer } from './http-server.ts';
+import { openModuleServer } from './module-server.ts';
 import { openReferenceServer } from './reference-server.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ServerSetup } from './setup.ts';
@@ -29,6 +30,8 @@ export function openServer(setup: ServerSetup, scenario: ScenarioSetup): Promise
     }
     case 'http':
       return openHttpServer(setup, scenario);
+    case 'module':
+      return openModuleServer(setup, scenario);
     case 'unavailable':
       return Promise.reject(new Error(`server adapter "${setup.id}" is unavailable: ${setup.reason ?? 'no reason given'}`));
   }

@@ -10,8 +10,9 @@ import { join, resolve } from 'node:path';
 import { type JsonValue, parseJson } from '../codec/index.ts';
 import { InputError } from '../errors.ts';
 import { type ClientProcessSpec, ClientProtocolError, ClientRpcError, ClientSupervisor } from './client-process.ts';
-import { type AdapterConfig, checkAdapterConfig, type HttpServerConfig, loadAdapterConfig, type ProcessClientConfig } from './config.ts';
+import { type AdapterConfig, checkAdapterConfig, type HttpServerConfig, loadAdapterConfig, type ModuleServerConfig, type ProcessClientConfig } from './config.ts';
 import { prepareHttpServer } from './http-server.ts';
+import { prepareModuleServer } from './module-server.ts';
 import { type PreparedServer, prepareReferenceServer } from './reference-server.ts';
 import { type ClientSetup, type ProcessClientSetup, unavailable } from './setup.ts';
 
@@ -38,7 +39,8 @@ function configFrom(role: 'server' | 'client', spec: AdapterSpec, root: string):
 export async function prepareServer(spec: AdapterSpec, root: string): Promise<PreparedServer> {
   if (spec === 'reference') return prepareReferenceServer(root);
   const file = typeof spec === 'string' ? resolve(root, spec) : spec.file;
-  const config = configFrom('server', spec, root) as HttpServerConfig;
+  const config = configFrom('server', spec, root) as HttpServerConfig | ModuleServerConfig;
+  if (config.kind === 'module') return { setup: await prepareModuleServer(config, file), close: async () => {} };
   return { setup: await prepareHttpServer(config, file), close: async () => {} };
 }
 

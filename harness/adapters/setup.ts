@@ -34,11 +34,20 @@ export interface HttpServerSetup extends Common<ServerCapability> {
   configDir: string;
 }
 
+export interface ModuleServerSetup extends Common<ServerCapability> {
+  kind: 'module';
+  /** Absolute path of the adapter module. */
+  modulePath: string;
+  /** Absolute path of the config that named it (errors name it). */
+  configFile: string;
+  options: Record<string, unknown>;
+}
+
 export interface UnavailableSetup<C> extends Common<C> {
   kind: 'unavailable';
 }
 
-export type ServerSetup = ReferenceServerSetup | HttpServerSetup | UnavailableSetup<ServerCapability>;
+export type ServerSetup = ReferenceServerSetup | HttpServerSetup | ModuleServerSetup | UnavailableSetup<ServerCapability>;
 
 export interface ProcessClientSetup extends Common<ClientCapability> {
   kind: 'process';

@@ -31,7 +31,8 @@ export const USAGE = `run [--server <adapter|config.json>] [--client <adapter|co
   and writes the reports. --fault runs them with one registered fault injected
   (what the sensitivity run does per recipe), to see a fault's effect by hand. Adapters and options default to ${RUN_CONFIG_FILE}
   when it exists, else to the reference server and client. An adapter is
-  "reference" or the path of a JSON adapter config (docs/adapters.md).`;
+  "reference" or the path of a JSON adapter config: an HTTP server, a TypeScript
+  adapter module or a client process (docs/adapters.md).`;
 
 const OPTIONS = {
   server: { type: 'string' },

@@ -85,6 +85,17 @@ test('the generic adapter refuses capabilities it cannot provide, and SQL ones w
   }
 });
 
+test('a module adapter config names a module that exists, exports openServer and passes its preflight', async () => {
+  const moduleConfig = (module: string, extra: object = {}) => JSON.stringify({ role: 'server', kind: 'module', id: 'acme', module, capabilities: [], ...extra }, null, 2);
+  await assert.rejects(openSession({ server: file(moduleConfig('./no-such-adapter.ts')), client: 'reference', root }), inputError(/adapter module \.\/no-such-adapter\.ts does not exist/));
+  const empty = join(scratch, 'empty-adapter.ts');
+  writeFileSync(empty, 'export const nothing = 1;\n');
+  await assert.rejects(openSession({ server: file(moduleConfig(empty)), client: 'reference', root }), inputError(/exports no openServer function/));
+  const stubModule = new URL('./fixtures/stub-module-adapter.ts', import.meta.url).pathname;
+  await assert.rejects(openSession({ server: file(moduleConfig(stubModule, { options: { baseUrl: 'http://127.0.0.1:9' } })), client: 'reference', root }), inputError(/preflight failed/));
+  assert.throws(() => loadAdapterConfig('server', file(JSON.stringify({ role: 'server', kind: 'module', id: 'acme', module: 'x.ts' }))), inputError(/capabilities/));
+});
+
 test('a client process that does not speak the protocol is an input error', async () => {
   const stub = await startStubServer();
   try {

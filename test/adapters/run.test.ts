@@ -20,6 +20,7 @@ import { type StubServer, startStubServer } from './fixtures/stub-server.ts';
 
 const fixtureRoot = new URL('./fixtures/', import.meta.url).pathname;
 const stubClient = new URL('./fixtures/stub-client.ts', import.meta.url).pathname;
+const stubModule = new URL('./fixtures/stub-module-adapter.ts', import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), 'synchro-adapter-run-test-'));
 let stub: StubServer;
 before(async () => {
@@ -113,6 +114,22 @@ test('the sensitivity run applies a registered wire fault through the proxy and 
     outcome.requirements.map((r) => [r.id, r.baseline, r.rules.flatMap((rule) => rule.recipes.map((f) => [f.fault, f.outcome]))]),
     [['SYNC-ALPHA-001', 'passed', [['wire:corrupt-pull-response', 'detected'], ['wire:pull-503', 'detected']]]],
   );
+});
+
+test('a TypeScript adapter module named in a config offers the controls it declares', async () => {
+  const module = config({ role: 'server', kind: 'module', id: 'stub-module', module: stubModule, options: { baseUrl: stub.url }, capabilities: ['provision'] });
+  const outcomes = await run(module, clientConfig());
+  assert.equal(outcomes.get('SYNC-ALPHA-001')?.status, 'passed');
+  assert.equal(outcomes.get('SYNC-ALPHA-002')?.status, 'passed', 'the provision scenario ran through the module');
+});
+
+test('a module that opens a server without a declared control fails that scenario saying which', async () => {
+  const module = config({ role: 'server', kind: 'module', id: 'stub-module', module: stubModule, options: { baseUrl: stub.url, forgetProvision: true }, capabilities: ['provision'] });
+  const outcomes = await run(module, clientConfig());
+  const failed = outcomes.get('SYNC-ALPHA-002');
+  assert.equal(failed?.status, 'failed');
+  const errors = failed?.scenarios.flatMap((scenario) => scenario.steps.map((step) => step.error ?? '')).join('\n') ?? '';
+  assert.match(errors, /no "provision" member, though the config declares that capability/);
 });
 
 test('consecutive runs naming the same adapters share one prepared session', async () => {
