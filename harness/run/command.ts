@@ -23,7 +23,7 @@ import { formatSummary, writeReports } from '../report/write.ts';
 import { vectorSetHash } from '../vectors/command.ts';
 import { FEATURE_PATHS, runFeatures, STEP_IMPORTS } from './cucumber.ts';
 import { loadRunConfig, RUN_CONFIG_FILE } from './run-config.ts';
-import { describeSetup, openSession } from './session.ts';
+import { describeSetup, openSession, workersFor } from './session.ts';
 
 export const USAGE = `run [--server <adapter|config.json>] [--client <adapter|config.json>] [--profile server|client|full]
     [--tags <expression>] [--parallel N] [--fault <name>] [--config ${RUN_CONFIG_FILE}] [--records invariants.yaml] [--out reports]
@@ -92,12 +92,14 @@ export async function main(args: string[]): Promise<number> {
     console.log(describeSetup('server', session.server));
     console.log(describeSetup('client', session.client));
     console.log(`catalog: ${catalog.file} (${catalog.invariants.length} invariants, sha256 ${catalog.sha256})`);
+    const workers = workersFor(session.server, parallel);
+    if (workers.note) console.log(workers.note);
     await runFeatures({
       cwd: root,
       paths: [...FEATURE_PATHS],
       imports: [...STEP_IMPORTS],
       ...(tags ? { tags } : {}),
-      parallel,
+      parallel: workers.parallel,
       worldParameters: values.fault === undefined ? session.worldParameters : { ...session.worldParameters, fault: values.fault },
       messagesFile,
       progress: process.stdout.isTTY ? 'bar' : 'lines',

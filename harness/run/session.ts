@@ -20,6 +20,19 @@ export function describeSetup(role: 'server' | 'client', setup: ServerSetup | Cl
   return `${role}: ${setup.description} — ${state}`;
 }
 
+/**
+ * Workers one run may use with this server: an external server reset between
+ * scenarios is one database that every scenario takes whole, so two workers
+ * would reset it under each other. Returns the workers and, when fewer than
+ * asked, the line saying why.
+ */
+export function workersFor(server: ServerSetup, requested: number): { parallel: number; note?: string } {
+  if (requested > 1 && server.kind === 'http' && server.config.resetCommand) {
+    return { parallel: 1, note: `server "${server.id}" is one external server reset before each scenario: scenarios run one at a time (--parallel ${requested} ignored)` };
+  }
+  return { parallel: requested };
+}
+
 /** Resolves both adapters; throws InputError for a bad config or a third-party implementation that does not answer. */
 export async function openSession(specs: { server: AdapterSpec; client: AdapterSpec; root: string; extra?: JsonObject }): Promise<RunSession> {
   const preparedServer = await prepareServer(specs.server, specs.root);
