@@ -42,7 +42,7 @@ Feature: Atomic Mutation Group
       And the rejected list is empty
       And the server holds row "n-10" of table "notes" with body "eggs"
       And the server holds row "n-11" of table "notes" with body "kefir"
-      And the server holds row "n-13" of table "notes" as a tombstone
+      And the source table on the server holds row "n-13" of table "notes" as a tombstone
 
   Rule: the server stops at the first outcome that is not applied and rolls back every source write, version transition and write fence of the group
 

@@ -51,7 +51,7 @@ Feature: Local SQL Is The App Surface
       And client "A" syncs
       Then the proxy recorded pushes from client "A" carrying, in this order, operations "insert", "update" and "delete" of row "<pk>" of table "<table>"
       And every pushed mutation of client "A" was accepted
-      And the server holds row "<pk>" of table "<table>" <final state>
+      And the source table on the server holds row "<pk>" of table "<table>" <final state>
 
       Examples:
         | table | pk  | insert                                                                  | update                                              | delete                                   | final state     |

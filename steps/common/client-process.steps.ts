@@ -9,7 +9,7 @@ import { backoffOf, lastFailure, lifecycle, statusOf, waitUntil } from '../suppo
 import { processPhrase } from '../support/client-mode.ts';
 import { runApplicationSql } from '../support/mutations/writes.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
-import { executeCapturing, localRows as capturedRows } from '../support/push-ledger/client-outcomes.ts';
+import { localRows as capturedRows } from '../support/push-ledger/client-outcomes.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 When('the Retry-After delay has passed', async function (this: SyncWorld) {
@@ -162,18 +162,6 @@ Given(/^client "([^"]+)" has been restarted on the same database(?:, so that its
 
 processPhrase(/^client "([^"]+)" query /);
 
-When('client {string} executes SQL {string}', async function (this: SyncWorld, name: string, sql: string) {
-  // One statement in its own local transaction; the mutations it captured become "that mutation".
-  await executeCapturing(this, name, sql);
-});
-
 Then('client {string} query {string} returns no row', async function (this: SyncWorld, name: string, sql: string) {
   this.assert.equal(await capturedRows(this, name, sql), [], `rows of ${sql} on client "${name}"`);
-});
-
-Then('client {string} query {string} returns:', async function (this: SyncWorld, name: string, sql: string, expected: DataTable) {
-  const rows = await capturedRows(this, name, sql);
-  // SQLite hands back numbers and text; the feature writes every cell as text.
-  const actual = rows.map((row) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, value === null ? 'null' : String(value)])));
-  this.assert.equal(actual, expected.hashes(), `rows of ${sql} on client "${name}"`);
 });

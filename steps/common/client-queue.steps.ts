@@ -13,6 +13,7 @@ import { batchesOf, describeQueue, ofRow, queueOf, recordNamed, written } from '
 import { queueState } from '../support/mutations/state.ts';
 import { runApplicationSql } from '../support/mutations/writes.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
+import { localRowsAsText } from '../support/push-ledger/client-outcomes.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" (?:syncs in the background|is killed and restarted|will crash at point|is restarted|query "|shows |still shows |emitted |stores )/);
@@ -22,6 +23,7 @@ processPhrase(/^the application on client "([^"]+)"/);
 processPhrase(/^the record count of client "([^"]+)"/);
 
 When('client {string} executes SQL {string}', async function (this: SyncWorld, name: string, sql: string) {
+  // One statement in its own local transaction; what it captured is recorded ("that mutation", "the update setting price").
   await runApplicationSql(this, name, sql);
 });
 
@@ -52,15 +54,9 @@ When('client {string} is restarted', async function (this: SyncWorld, name: stri
   queueState(this).batchesAtRestart.set(name, await batchesOf(this, name));
 });
 
-async function localRows(world: SyncWorld, name: string, sql: string): Promise<Record<string, string>[]> {
-  const client = await world.process(name);
-  const { rows } = await client.call<{ rows: Record<string, unknown>[] }>('query', { sql, params: [] });
-  // SQLite hands back numbers and text; the features write every cell as text.
-  return rows.map((row) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, value === null ? 'null' : String(value)])));
-}
-
+// The SQL may itself hold double quotes (quoted identifiers): everything between the outer quotes is the query.
 Then(/^client "([^"]+)" query "(.*)" returns:$/, async function (this: SyncWorld, name: string, sql: string, expected: DataTable) {
-  this.assert.equal(await localRows(this, name, sql), expected.hashes(), `rows of ${sql} on client "${name}"`);
+  this.assert.equal(await localRowsAsText(this, name, sql), expected.hashes(), `rows of ${sql} on client "${name}"`);
 });
 
 When('the application on client {string} clears retained rejections', async function (this: SyncWorld, name: string) {

@@ -15,7 +15,6 @@ import { type Manifest, manifestsSeen, type Obj, requestOf, scopeDigestHex } fro
 import { arm, expectedClientId } from '../support/integrity/tampering.ts';
 import { snapshots as cursorSnapshots, heldCursors } from '../support/opaque-tokens/cursor-authentication.ts';
 import { storedVersion } from '../support/push-ledger/client-outcomes.ts';
-import { labelledVersionOf } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
 import type { Inspected } from '../support/schema-and-versions/client-schema.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
@@ -24,6 +23,7 @@ import { reportedScopes } from '../support/scopes/client-sync.ts';
 import { exchangeSummaries } from '../support/scopes/exchanges.ts';
 import { assertNoMutation } from '../support/seeds/seeded-client.ts';
 import { snapshotOf, snapshots, UNCHANGED } from '../support/wire-values/client-state.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { bodyOf, deliveredOf } from '../support/exchanges.ts';
 
@@ -246,7 +246,7 @@ Then('that checksum equals the scope digest the harness codec computes over the 
 processPhrase(/^client "([^"]+)" stores(?:,| no server_version)/);
 
 Then('client {string} stores, for row {string} of table {string}, the server_version {string}', async function (this: SyncWorld, name: string, pk: string, table: string, label: string) {
-  this.assert.equal(await storedVersion(this, name, table, pk), labelledVersionOf(this, label), `the server_version client "${name}" stores for ${table} ${pk} (${label})`);
+  this.assert.equal(await storedVersion(this, name, table, pk), labelledVersion(this, label), `the server_version client "${name}" stores for ${table} ${pk} (${label})`);
 });
 
 Then('client {string} stores no server_version for row {string} of table {string}', async function (this: SyncWorld, name: string, pk: string, table: string) {

@@ -2,28 +2,19 @@
  * Shared steps (used by several requirements).
  * The harness as a protocol client pushing batches under fixed identities:
  * sending and resending a batch, comparing a replay with the first answer,
- * noting outcomes and versions, reconnecting between batches, and reading
- * back what the server then holds for a row.
+ * noting outcomes and versions, and reconnecting between batches. What the
+ * server then holds for a row is read in server-rows.steps.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { baseFromCell, clientVersionFromCell, mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
-import { servedRow } from '../support/push-ledger/server-rows.ts';
-import { labelledVersionOf, lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn, sentBatch, thatMutation, versionLabels } from '../support/push-ledger/state.ts';
+import { lastPush, ledgerState, type Obj, outcomeInLastPush, sentBatch, thatMutation } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
-import { outcomeAnywhere } from '../support/wire-values/outcomes.ts';
 import { cellValue } from '../support/values.ts';
+import { versionLabels } from '../support/version-labels.ts';
 import type { Json, MutationSpec } from '../support/wire-client.ts';
 import { SyncWorld } from '../support/world.ts';
-
-Given('client {string} of user {string} has connected', async function (this: SyncWorld, name: string, user: string) {
-  await this.readyServer();
-  const client = this.wire(name, user);
-  if (client.userId !== user) throw new Error(`client "${name}" already belongs to user ${client.userId}`);
-  const reply = await client.connect();
-  if (reply.status !== 200) throw new Error(`client "${name}" could not connect: ${reply.status} ${reply.text.slice(0, 300)}`);
-});
 
 /** Sends a push request of client `name` under `batchId` and remembers the first one sent under that id. */
 export async function pushBatch(world: SyncWorld, name: string, body: Json): Promise<Reply> {
@@ -49,9 +40,14 @@ Given('client {string} has pushed batch {string} with:', async function (this: S
   requireApplied(await pushBatch(this, name, client.pushBody(mutationsFromTable(this, client, table), batchId)), `batch ${batchId} of client "${name}"`);
 });
 
+// A set-up push: every mutation of it must be applied, or the scenario starts from another state than it says.
 Given('client {string} has pushed a batch with:', async function (this: SyncWorld, name: string, table: DataTable) {
   const client = this.wire(name);
-  requireApplied(await pushBatch(this, name, client.pushBody(mutationsFromTable(this, client, table), randomUUID())), `a batch of client "${name}"`);
+  const mutations = mutationsFromTable(this, client, table);
+  const reply = await pushBatch(this, name, client.pushBody(mutations, randomUUID()));
+  requireApplied(reply, `a batch of client "${name}"`);
+  const applied = ((reply.json?.accepted ?? []) as Obj[]).filter((o) => o.status === 'applied').length;
+  if (applied !== mutations.length) throw new Error(`client "${name}" got ${applied} of ${mutations.length} mutations applied: ${reply.text.slice(0, 500)}`);
 });
 
 When('client {string} resends batch {string} unchanged', async function (this: SyncWorld, name: string, batchId: string) {
@@ -107,40 +103,6 @@ Given('client {string} has connected again and received a new client_generation'
   const reply = await client.connect();
   if (reply.status !== 200) throw new Error(`client "${name}" could not reconnect: ${reply.status} ${reply.text.slice(0, 300)}`);
   if (before === undefined || client.generation === undefined || client.generation <= before) throw new Error(`client "${name}" got client_generation ${client.generation} after ${before}`);
-});
-
-Given('the operator expires the client generation of client {string}', async function (this: SyncWorld, name: string) {
-  const server = await this.readyServer();
-  if (!server.clients) throw new Error(`server adapter "${server.id}" has no clients capability to expire a client`);
-  const client = this.wire(name);
-  await server.clients.expire(client.userId, client.clientId);
-});
-
-/** The version a "server holds" step names: a label, the 200 answers of a group, a mutation's outcome, or a remembered outcome. */
-function expectedVersion(world: SyncWorld, phrase: string): string {
-  let match = /^version "([^"]+)"$/.exec(phrase);
-  if (match) return labelledVersionOf(world, match[1] as string);
-  if (phrase === 'the server_version given in the 200 responses') {
-    const versions = new Set(ledgerState(world).group.filter((r) => r.status === 200).flatMap((r) => outcomesIn(r).map((o) => o.server_version)));
-    world.assert.equal(versions.size, 1, `the 200 answers of the group give one server_version: ${[...versions].join(', ')}`);
-    return String([...versions][0]);
-  }
-  match = /^the version returned for mutation "([^"]+)"$/.exec(phrase);
-  if (match) {
-    const outcome = outcomeAnywhere(world, match[1] as string);
-    world.assert.ok(typeof outcome?.server_version === 'string', `a push answer returned a server_version for mutation ${match[1]}: ${JSON.stringify(outcome)}`);
-    return String(outcome?.server_version);
-  }
-  match = /^the server_version of "([^"]+)"$/.exec(phrase);
-  if (match) return String(notedOutcome(world, match[1] as string).server_version);
-  throw new Error(`no version is known as "${phrase}"`);
-}
-
-Then(/^the server holds row "([^"]+)" of table "([^"]+)" with body "([^"]*)"(?: at (.+))?$/, async function (this: SyncWorld, pk: string, table: string, body: string, at: string | null) {
-  const served = await servedRow(this, table, pk);
-  this.assert.ok(served, `the server serves no row ${pk} of ${table}`);
-  this.assert.equal(served?.row.body, body, `body of ${table} ${pk} on the server (${JSON.stringify(served?.row)})`);
-  if (typeof at === 'string') this.assert.equal(served?.serverVersion, expectedVersion(this, at), `server_version of ${table} ${pk} on the server (${at})`);
 });
 
 When('client {string} pushes batch {string} under the new schema with:', async function (this: SyncWorld, name: string, batchId: string, table: DataTable) {

@@ -10,6 +10,7 @@ import { artifactReceipts, artifactState, buildArtifact } from '../support/seeds
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { cellValue } from '../support/values.ts';
+import { versionLabels } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 Given('shared scope {string} is registered as portable', async function (this: SyncWorld, scope: string) {
@@ -39,7 +40,7 @@ Given('the server holds these {string} rows, created by client {string}:', async
   if (reply.status !== 200) throw new Error(`client "${name}" could not create the rows: ${reply.status} ${reply.text}`);
   const accepted = (reply.json.accepted ?? []) as { mutation_id: string; server_version?: string }[];
   if (accepted.length !== mutations.length) throw new Error(`client "${name}" got ${accepted.length} of ${mutations.length} inserts accepted: ${reply.text}`);
-  const versions = artifactState(this).versions;
+  const versions = versionLabels(this);
   for (const outcome of accepted) {
     const label = labels.get(outcome.mutation_id);
     if (label !== undefined && typeof outcome.server_version === 'string') versions.set(label, outcome.server_version);

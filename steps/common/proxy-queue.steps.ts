@@ -1,21 +1,22 @@
 /**
  * Shared steps (used by several requirements).
  * The proxy and its fault stage around one client's next push: holding the
- * request or the answer, answering in the server's place, losing the answer
+ * request or the answer (or the answer to its next pull), answering in the server's place, losing the answer
  * after the server committed, cutting the connection, and delivering the
  * request twice.
  */
 import { Given, Then, When } from '@cucumber/cucumber';
 import { arrangeFailure } from '../support/client-lifecycle/arranged-failures.ts';
 import { processPhrase } from '../support/client-mode.ts';
-import { holdPushRequest, holdPushResponse, releaseHeld } from '../support/mutations/holds.ts';
+import { holdPushRequest, holdResponse, releaseHeld } from '../support/mutations/holds.ts';
 import { pushesOf } from '../support/mutations/pushes.ts';
 import type { SyncWorld } from '../support/world.ts';
 
-processPhrase(/^the proxy (?:holds the next push (?:response to|request of)|answers the next push of|drops the response to the next push of|closes the connection of the next push of|delivers the next push of) client "([^"]+)"/);
+processPhrase(/^the proxy (?:holds the next (?:push|pull) response to|holds the next push request of|answers the next push of|drops the response to the next push of|closes the connection of the next push of|delivers the next push of) client "([^"]+)"/);
 
-Given('the proxy holds the next push response to client {string}', async function (this: SyncWorld, name: string) {
-  await holdPushResponse(this, name);
+// A held pull answer stops the sync right after the push answer was applied: what the client then shows is the push reconciliation alone.
+Given(/^the proxy holds the next (push|pull) response to client "([^"]+)"$/, async function (this: SyncWorld, endpoint: 'push' | 'pull', name: string) {
+  await holdResponse(this, name, endpoint);
 });
 
 Given('the proxy holds the next push request of client {string} before forwarding it', async function (this: SyncWorld, name: string) {

@@ -6,6 +6,7 @@
 import { Given } from '@cucumber/cucumber';
 import { type ColumnSpec, sqlType, type TableSpec } from '../support/model.ts';
 import { currentManifest, ident, literal, publishChange, sqlValue } from '../support/schema-and-versions/manifests.ts';
+import { stateOf } from '../support/schema-and-versions/state.ts';
 import { contractState } from '../support/scopes/function-contract.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -80,6 +81,11 @@ Given('the operator publishes a {string} manifest that adds nullable column {str
   await this.readyServer();
   await publishChange(this, tableName, `ALTER TABLE public.${ident(tableName)} ADD COLUMN ${ident(column)} ${sqlType(type)};`, transition);
   table.columns.push({ name: column, type, key: false, nullable: true });
+});
+
+// The whole manifest is kept: later steps compare outcome bindings and authored_schema references with it.
+Given(/^the (?:current|new) schema is remembered as "([^"]+)"$/, async function (this: SyncWorld, label: string) {
+  stateOf(this).manifests.set(label, await currentManifest(this));
 });
 
 Given('the operator publishes a new schema version that adds nullable writable column {string} of type {word} to table {string}', async function (this: SyncWorld, column: string, type: string, tableName: string) {

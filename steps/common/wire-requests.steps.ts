@@ -27,6 +27,14 @@ Given('client {string} of user {string} has connected and rebuilt every assigned
   await connectedAndRebuilt(this, name, user);
 });
 
+Given('client {string} of user {string} has connected', async function (this: SyncWorld, name: string, user: string) {
+  await this.readyServer();
+  const client = this.wire(name, user);
+  if (client.userId !== user) throw new Error(`client "${name}" already belongs to user ${client.userId}`);
+  const reply = await client.connect();
+  if (reply.status !== 200) throw new Error(`client "${name}" could not connect: ${reply.status} ${reply.text.slice(0, 300)}`);
+});
+
 When('client {string} of user {string} connects as a fresh client', async function (this: SyncWorld, name: string, user: string) {
   await this.readyServer();
   await this.newWire(name, user).connect();

@@ -6,10 +6,11 @@
  */
 import { Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
-import { labelledVersionOf, type Obj, outcomesIn, thatMutation, thatOutcomeOf } from '../support/push-ledger/state.ts';
+import { type Obj, outcomesIn, thatMutation, thatOutcomeOf } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
 import { fieldId, keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import type { Json } from '../support/wire-client.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import { SyncWorld } from '../support/world.ts';
 
 /** What a walk of one row sent and got: each mutation with its outcome, in order. */
@@ -88,7 +89,7 @@ Then("each update's and the delete's server_version differs from its base_versio
 Then('that outcome has a server_version different from {string}', function (this: SyncWorld, label: string) {
   const outcome = thatOutcomeOf(this);
   this.assert.ok(typeof outcome.server_version === 'string', `that outcome carries a server_version: ${JSON.stringify(outcome)}`);
-  this.assert.notEqual(outcome.server_version, labelledVersionOf(this, label), `server_version of that outcome against ${label}`);
+  this.assert.notEqual(outcome.server_version, labelledVersion(this, label), `server_version of that outcome against ${label}`);
 });
 
 When(

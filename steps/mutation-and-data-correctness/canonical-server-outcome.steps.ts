@@ -4,50 +4,29 @@
  * the steps only this requirement uses. Steps it shares with others are in
  * steps/common/, the helpers behind them in steps/support/.
  */
-import { Given, Then, When } from '@cucumber/cucumber';
+import { Given, Then } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { bodyOf, deliveredOf, exchangesOf } from '../support/exchanges.ts';
-import { capturedBy, clientOutcomeState, deliveredOutcomes, inspectMutations, localRow, pushesOf, rowDifferences, storedVersion, storedVersions, thatMutationOf } from '../support/push-ledger/client-outcomes.ts';
-import { labelledVersionOf, type Obj, versionLabels } from '../support/push-ledger/state.ts';
+import { deliveredOutcomes, pushesOf } from '../support/mutations/pushes.ts';
+import { queueOf } from '../support/mutations/queue.ts';
+import { capturedBy, lastWrite, thatMutationOf } from '../support/mutations/writes.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
-import { scopesState } from '../support/scopes/state.ts';
+import { localRow, rowDifferences, singleOutOutcome, storedVersion, storedVersions, thatOutcomeOfClient } from '../support/push-ledger/client-outcomes.ts';
+import type { Obj } from '../support/push-ledger/state.ts';
 import { awaitCapture } from '../support/source-schema.ts';
+import { labelledVersion, writerVersion } from '../support/version-labels.ts';
+import { outcomesOf } from '../support/wire-values/outcomes.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^the push outcome the proxy delivered to client "([^"]+)"/);
-processPhrase(/^client "([^"]+)" syncs in the background$/);
 processPhrase(/^client "([^"]+)" shows the update/);
 processPhrase(/^the (?:second|last) push of client "([^"]+)"/);
 processPhrase(/^for every row with a terminal mutation, client "([^"]+)"/);
 
-// --- what another client does on the server -------------------------------------------------
-
-/** Pushes one mutation as harness client `name` and requires it applied; returns its outcome. */
-async function appliedWrite(world: SyncWorld, name: string, spec: Parameters<ReturnType<SyncWorld['wire']>['mutation']>[0]): Promise<Obj> {
-  const client = world.wire(name);
-  const reply = await client.push([client.mutation(spec)]);
-  const outcome = (reply.json?.accepted ?? [])[0] as Obj | undefined;
-  if (reply.status !== 200 || outcome?.status !== 'applied') throw new Error(`the ${spec.op} of ${spec.table} ${String(spec.pk)} by client "${name}" was not applied: ${reply.status} ${reply.text.slice(0, 500)}`);
-  // The write is what another client then meets, in its push and in its pulls.
-  await awaitCapture(world);
-  return outcome;
-}
+// The writes of another client (client "W" updates, inserts, deletes a row) are shared: steps/common/wire-writers.steps.ts.
 
 Given('nothing changed on the server', () => undefined);
-
-Given('client {string} updates row {string} of table {string} from {string} setting {word} {string}', async function (this: SyncWorld, name: string, pk: string, table: string, label: string, column: string, value: string) {
-  const outcome = await appliedWrite(this, name, { op: 'update', table, pk, base_version: labelledVersionOf(this, label), columns: { [column]: value } });
-  versionLabels(this).set(`${name}'s update`, String(outcome.server_version));
-});
-
-Given('client {string} inserts row {string} of table {string} with body {string}', async function (this: SyncWorld, name: string, pk: string, table: string, body: string) {
-  await appliedWrite(this, name, { op: 'insert', table, pk, columns: { owner_id: this.wire(name).userId, body } });
-});
-
-Given('client {string} deletes row {string} of table {string} from {string}', async function (this: SyncWorld, name: string, pk: string, table: string, label: string) {
-  await appliedWrite(this, name, { op: 'delete', table, pk, base_version: labelledVersionOf(this, label) });
-});
 
 // --- the outcome the client was given -------------------------------------------------------
 
@@ -58,7 +37,7 @@ Then(
     const outcomes = await deliveredOutcomes(this, name, id);
     this.assert.equal(outcomes.length, 1, `outcomes the proxy delivered to client "${name}" for mutation ${id}`);
     const outcome = outcomes[0] as Obj;
-    clientOutcomeState(this).outcomes.set(name, outcome);
+    singleOutOutcome(this, name, outcome);
     this.assert.equal({ status: outcome.status, code: outcome.code ?? '' }, { status, code }, `the outcome of ${id}: ${JSON.stringify(outcome)}`);
     if (typeof absent === 'string') {
       const member = absent.includes('server_row') ? 'server_row' : 'server_version';
@@ -67,26 +46,20 @@ Then(
   },
 );
 
-function thatOutcome(world: SyncWorld, name: string): Obj {
-  const outcome = clientOutcomeState(world).outcomes.get(name);
-  if (outcome === undefined) throw new Error(`no outcome delivered to client "${name}" was singled out by an earlier step`);
-  return outcome;
-}
-
 Then('client {string} stores, for row {string} of table {string}, the server_version of that outcome', async function (this: SyncWorld, name: string, pk: string, table: string) {
-  const outcome = thatOutcome(this, name);
+  const outcome = thatOutcomeOfClient(this, name);
   this.assert.ok(typeof outcome.server_version === 'string', `that outcome carries a server_version: ${JSON.stringify(outcome)}`);
   this.assert.equal(await storedVersion(this, name, table, pk), outcome.server_version, `the server_version client "${name}" stores for ${table} ${pk}`);
 });
 
 Then("client {string} stores, for row {string} of table {string}, the server_version of client {string}'s update", async function (this: SyncWorld, name: string, pk: string, table: string, writer: string) {
-  this.assert.equal(await storedVersion(this, name, table, pk), labelledVersionOf(this, `${writer}'s update`), `the server_version client "${name}" stores for ${table} ${pk}`);
+  this.assert.equal(await storedVersion(this, name, table, pk), writerVersion(this, writer, pk, table), `the server_version client "${name}" stores for ${table} ${pk}`);
 });
 
 Then(
   /^client "([^"]+)" query of row "([^"]+)" of table "([^"]+)" returns the outcome's (server_row|tombstone)(?:, with (\w+) (not null|"[^"]*"))?$/,
   async function (this: SyncWorld, name: string, pk: string, table: string, kind: string, column: string | null, expected: string | null) {
-    const outcome = thatOutcome(this, name);
+    const outcome = thatOutcomeOfClient(this, name);
     const serverRow = outcome.server_row as Obj | undefined;
     this.assert.ok(serverRow !== undefined && serverRow !== null, `that outcome carries a server_row: ${JSON.stringify(outcome)}`);
     const shape = await tableNamed(this, String(outcome.table));
@@ -104,32 +77,11 @@ Then(
 
 // --- later local intent while the outcome is in flight --------------------------------------
 
-/** Clients whose next answer on some endpoint the proxy holds: their background sync runs until it is held. */
-const holding = new WeakMap<SyncWorld, Set<string>>();
-
-// A held pull answer stops the sync right after the push response was applied: what the client then shows is the push reconciliation alone.
-When(/^the proxy holds the next (push|pull) response to client "([^"]+)"$/, async function (this: SyncWorld, endpoint: 'push' | 'pull', name: string) {
-  const clientId = (await this.process(name)).clientId;
-  (await this.proxy()).inject({ endpoint, when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === clientId, fault: { kind: 'pause' } });
-  holding.set(this, new Set([...(holding.get(this) ?? []), name]));
-});
-
-When('client {string} syncs in the background', async function (this: SyncWorld, name: string) {
-  await this.process(name);
-  const window = await this.openSyncWindow(name, 'syncs');
-  const running = this.syncProcess(name).then(async (result) => {
-    await this.closeSyncWindow(window);
-    return result;
-  });
-  scopesState(this).started.set(name, running);
-  // Once the held answer arrived, the client waits on it: with a push answer held the batch is sealed and sent,
-  // so what the client writes next is later intent; with a pull answer held the push response is applied.
-  if (holding.get(this)?.has(name)) await (await this.proxy()).whenHeld(this.deadlineMs);
-});
+// Holding the next push or pull answer and syncing in the background are shared: steps/common/proxy-queue.steps.ts, client-queue.steps.ts.
 
 Then(/^client "([^"]+)" shows the update of row "([^"]+)" setting (\w+) "([^"]*)" with status "([^"]+)" and its authored fields intact$/, async function (this: SyncWorld, name: string, pk: string, column: string, value: string, status: string) {
   const id = capturedBy(this, name, new RegExp(`SET ${column} =`));
-  const mutation = (await inspectMutations(this, name)).find((m) => m.id === id);
+  const mutation = (await queueOf(this, name)).find((m) => m.id === id);
   this.assert.ok(mutation, `client "${name}" still shows mutation ${id}`);
   this.assert.equal(
     { op: mutation?.op, recordId: mutation?.recordId, status: mutation?.status, columns: mutation?.columns },
@@ -147,8 +99,8 @@ Then(
     this.assert.ok(pushes.length >= 2, `client "${name}" sent ${pushes.length} push requests`);
     const returned = (await deliveredOutcomes(this, name, bodyUpdate)).at(-1);
     this.assert.ok(typeof returned?.server_version === 'string', `the body update was answered with a server_version: ${JSON.stringify(returned)}`);
-    const carried = ((pushes[1]?.request.mutations ?? []) as Obj[]).find((m) => m.mutation_id === priceUpdate);
-    this.assert.ok(carried, `the second push of client "${name}" carries mutation ${priceUpdate}: ${JSON.stringify(pushes[1]?.request)}`);
+    const carried = pushes[1]?.mutations.find((m) => m.mutation_id === priceUpdate);
+    this.assert.ok(carried, `the second push of client "${name}" carries mutation ${priceUpdate}: ${pushes[1]?.bytes.toString('utf8').slice(0, 500)}`);
     this.assert.equal(carried?.base_version, returned?.server_version, 'base_version of the price update');
   },
 );
@@ -157,15 +109,15 @@ Then(
 
 Then("the last push of client {string} carries the update of row {string} with base_version equal to the server_version of client {string}'s update, not {string}", async function (this: SyncWorld, name: string, pk: string, writer: string, old: string) {
   const last = (await pushesOf(this, name)).at(-1);
-  const update = ((last?.request.mutations ?? []) as Obj[]).find((m) => m.op === 'update' && keyValue(m.pk) === pk);
-  this.assert.ok(update, `the last push of client "${name}" carries an update of ${pk}: ${JSON.stringify(last?.request)}`);
-  const expected = labelledVersionOf(this, `${writer}'s update`);
+  const update = last?.mutations.find((m) => m.op === 'update' && keyValue(m.pk) === pk);
+  this.assert.ok(update, `the last push of client "${name}" carries an update of ${pk}: ${last?.bytes.toString('utf8').slice(0, 500)}`);
+  const expected = writerVersion(this, writer, pk);
   this.assert.equal(update?.base_version, expected, `base_version of the update of ${pk}`);
-  this.assert.notEqual(update?.base_version, labelledVersionOf(this, old), `base_version of the update of ${pk} against ${old}`);
+  this.assert.notEqual(update?.base_version, labelledVersion(this, old), `base_version of the update of ${pk} against ${old}`);
 });
 
 Then('that update is accepted', async function (this: SyncWorld) {
-  const name = [...clientOutcomeState(this).captures.keys()].at(-1) as string;
+  const { name } = lastWrite(this);
   const id = thatMutationOf(this, name);
   const outcomes = await deliveredOutcomes(this, name, id);
   this.assert.equal(outcomes.map((o) => o.status), ['applied'], `the outcomes delivered for the update ${id}`);
@@ -178,7 +130,7 @@ async function deliveredVersions(world: SyncWorld, name: string): Promise<Map<st
     const answer = deliveredOf(e);
     if (answer?.status !== 200) continue;
     const body = (bodyOf(answer.body) ?? {}) as Obj;
-    const items = e.endpoint === 'push' ? [...((body.accepted ?? []) as Obj[]), ...((body.rejected ?? []) as Obj[])] : e.endpoint === 'pull' ? ((body.changes ?? []) as Obj[]) : ((body.records ?? []) as Obj[]);
+    const items = e.endpoint === 'push' ? outcomesOf(body) : e.endpoint === 'pull' ? ((body.changes ?? []) as Obj[]) : ((body.records ?? []) as Obj[]);
     for (const item of items) {
       const key = `${String(item.table)}\u0000${String(keyValue(item.pk))}`;
       const terminal = e.endpoint === 'push' && item.status === 'rejected_terminal';
@@ -190,7 +142,7 @@ async function deliveredVersions(world: SyncWorld, name: string): Promise<Map<st
 }
 
 Then('for every row with a terminal mutation, client {string} stores the server_version of the latest outcome or pulled change the proxy delivered for that row', async function (this: SyncWorld, name: string) {
-  const finished = (await inspectMutations(this, name)).filter((m) => m.status === 'accepted' || m.status === 'server_rejected');
+  const finished = (await queueOf(this, name)).filter((m) => m.status === 'accepted' || m.status === 'server_rejected');
   this.assert.ok(finished.length > 0, `client "${name}" shows no mutation with a server outcome`);
   const delivered = await deliveredVersions(this, name);
   const stored = await storedVersions(this, name);

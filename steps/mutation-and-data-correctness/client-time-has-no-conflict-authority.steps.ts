@@ -8,7 +8,7 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
 import { processPhrase } from '../support/client-mode.ts';
 import { bodyOf, exchangesOf } from '../support/exchanges.ts';
-import { captures } from '../support/push-ledger/client-outcomes.ts';
+import { writesOf } from '../support/mutations/writes.ts';
 import { NOW_PHRASE } from '../support/push-ledger/mutation-table.ts';
 import { lastPush, type Obj } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
@@ -43,12 +43,12 @@ Then(/^every client_version the proxy recorded from client "([^"]+)" matches (.+
 });
 
 Then(/^every client_version the proxy recorded from client "([^"]+)" lies within (\d+) minutes of the harness's UTC clock at the moment of the write$/, async function (this: SyncWorld, name: string, minutes: string) {
-  const writes = captures(this, name);
+  const writes = writesOf(this, name);
   if (writes.length === 0) throw new Error(`client "${name}" executed no statement in this scenario`);
   const slack = Number(minutes) * 60_000;
   for (const { id, value } of await sentClientVersions(this, name)) {
     // The statement that captured this mutation (or, for a normalized one, the last statement before the push).
-    const at = (writes.find((w) => w.ids.includes(id)) ?? writes.at(-1))?.at as number;
+    const at = (writes.find((w) => w.captured.includes(id)) ?? writes.at(-1))?.at as number;
     const instant = Date.parse(String(value));
     this.assert.ok(Math.abs(instant - at) <= slack, `client_version ${String(value)} of ${id} lies ${Math.round((instant - at) / 1000)} s from the write at ${new Date(at).toISOString()}`);
   }

@@ -11,9 +11,10 @@ import { checkBytes, type WireKind } from '../../harness/wire/index.ts';
 import { bodyOf, deliveredOf } from '../support/exchanges.ts';
 import { manifests } from '../support/integrity/context.ts';
 import { rowMessages, verifyRowMessage } from '../support/integrity/oracle.ts';
-import { labelledVersionOf, lastPush, ledgerState, type Obj, thatMutation, thatOutcomeOf, versionLabels } from '../support/push-ledger/state.ts';
+import { lastPush, ledgerState, type Obj, thatMutation, thatOutcomeOf } from '../support/push-ledger/state.ts';
 import type { Reply } from '../support/reply.ts';
 import type { Json } from '../support/wire-client.ts';
+import { labelledVersion, versionLabels } from '../support/version-labels.ts';
 import { SyncWorld } from '../support/world.ts';
 
 Then('the response body matches schema {string}', function (this: SyncWorld, kind: string) {
@@ -187,7 +188,7 @@ function versionProblem(world: SyncWorld, outcome: Obj, expected: string): strin
     return version === that.heldBefore ? undefined : `server_version ${version} is not the row's current ${that.heldBefore}`;
   }
   const label = /^present, equal to (\w+)$/.exec(expected);
-  if (label) return version === labelledVersionOf(world, label[1] as string) ? undefined : `server_version ${version} is not ${label[1]}`;
+  if (label) return version === labelledVersion(world, label[1] as string) ? undefined : `server_version ${version} is not ${label[1]}`;
   throw new Error(`no server_version expectation reads "${expected}"`);
 }
 

@@ -8,17 +8,18 @@ import { randomUUID } from 'node:crypto';
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { editedBatch, reorderedAndRespaced } from '../support/push-ledger/batch-edits.ts';
 import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
-import { labelledVersionOf, ledgerState, type Obj, outcomeInLastPush, sentBatch } from '../support/push-ledger/state.ts';
+import { ledgerState, type Obj, outcomeInLastPush, sentBatch } from '../support/push-ledger/state.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { fieldId, tableNamed } from '../support/wire-values/recorded.ts';
 import { sendExact } from '../support/wire-values/requests.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 Then('the accepted outcome of mutation {string} has server_version {string} and server_row body {string}', async function (this: SyncWorld, mutationId: string, label: string, body: string) {
   const outcome = outcomeInLastPush(this, mutationId);
   this.assert.equal(outcome.status, 'applied', `status of ${mutationId}: ${JSON.stringify(outcome)}`);
-  this.assert.equal(outcome.server_version, labelledVersionOf(this, label), `server_version of ${mutationId} (${label})`);
+  this.assert.equal(outcome.server_version, labelledVersion(this, label), `server_version of ${mutationId} (${label})`);
   const table = await tableNamed(this, String(outcome.table));
   this.assert.equal((outcome.server_row as Obj | undefined)?.[fieldId(table, 'body')], body, `server_row body of ${mutationId}: ${JSON.stringify(outcome.server_row)}`);
 });
@@ -27,7 +28,7 @@ Then('the rejected outcome of mutation {string} has status {string}, code {strin
   const outcome = outcomeInLastPush(this, mutationId);
   this.assert.equal(
     { status: outcome.status, code: outcome.code, server_version: outcome.server_version },
-    { status, code, server_version: labelledVersionOf(this, label) },
+    { status, code, server_version: labelledVersion(this, label) },
     `outcome of ${mutationId} (${label})`,
   );
 });

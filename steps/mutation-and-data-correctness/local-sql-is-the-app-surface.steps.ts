@@ -9,6 +9,7 @@ import { exchangesOf } from '../support/exchanges.ts';
 import { outcomesGiven, pushesOf, rowMatcher } from '../support/mutations/pushes.ts';
 import { describeQueue, ofRow, queueOf } from '../support/mutations/queue.ts';
 import { queueState } from '../support/mutations/state.ts';
+import { lastWrite, lastWriteOf } from '../support/mutations/writes.ts';
 import { tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -49,7 +50,7 @@ Then('every pushed mutation of client {string} was accepted', async function (th
 });
 
 /** Reads the source row directly: whether a delete left a tombstone or removed the row is the server's storage, not a wire fact. */
-Then(/^the server holds row "([^"]+)" of table "([^"]+)" as (a tombstone|deleted)$/, async function (this: SyncWorld, row: string, table: string, how: string) {
+Then(/^the source table on the server holds row "([^"]+)" of table "([^"]+)" as (a tombstone|deleted)$/, async function (this: SyncWorld, row: string, table: string, how: string) {
   const server = await this.readyServer();
   if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability`);
   const key = this.model.keyColumn(table).name;
@@ -77,16 +78,13 @@ Then('the proxy recorded no request from client {string} since the write', async
 });
 
 Then('the statement succeeds', function (this: SyncWorld) {
-  const name = [...queueState(this).statements.keys()].at(-1);
-  const statement = name === undefined ? undefined : queueState(this).statements.get(name);
-  if (statement === undefined) throw new Error('no application statement ran in this scenario');
+  const statement = lastWrite(this).write;
   // The row count is not asked for: a hard delete that the capture trigger turns into a soft delete reports no changed row in SQLite.
   this.assert.ok(statement.error === undefined, `the local database refused "${statement.sql}": ${statement.error?.message}`);
 });
 
 Then('client {string} shows one new mutation record with operation {string} for row {string} of table {string}', async function (this: SyncWorld, name: string, op: string, row: string, table: string) {
-  const statement = queueState(this).statements.get(name);
-  if (statement === undefined) throw new Error(`client "${name}" ran no statement in this scenario`);
+  const statement = lastWriteOf(this, name);
   const tableId = (await tableNamed(this, table)).table_id;
   const records = await queueOf(this, name);
   const fresh = records.filter((r) => !statement.before.has(r.id));

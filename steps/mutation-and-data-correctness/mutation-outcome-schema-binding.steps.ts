@@ -13,11 +13,15 @@ import { bodyOf, deliveredOf } from '../support/exchanges.ts';
 import { manifests } from '../support/integrity/context.ts';
 import { rowMessages, verifyRowMessage } from '../support/integrity/oracle.ts';
 import { arm } from '../support/integrity/tampering.ts';
-import { captures, deliveredOutcomes, inspectMutations, localRow } from '../support/push-ledger/client-outcomes.ts';
+import { deliveredOutcomes } from '../support/mutations/pushes.ts';
+import { queueOf } from '../support/mutations/queue.ts';
+import { capturedBy, writesOf } from '../support/mutations/writes.ts';
+import { localRow } from '../support/push-ledger/client-outcomes.ts';
 import { lastPush, type Obj, outcomeInLastPush, outcomesIn } from '../support/push-ledger/state.ts';
 import { currentManifest, notedManifest } from '../support/schema-and-versions/manifests.ts';
 import { stateOf } from '../support/schema-and-versions/state.ts';
 import { scopeState } from '../support/integrity/context.ts';
+import { outcomesOf } from '../support/wire-values/outcomes.ts';
 import { keyValue } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -29,9 +33,7 @@ const ref = (m: SchemaManifest) => ({ version: m.schema_version, hash: m.schema_
 /** A schema reference as `version/hash`, whatever the member order it came in. */
 const refText = (value: unknown) => `${String((value as Obj | undefined)?.version)}/${String((value as Obj | undefined)?.hash)}`;
 
-Given(/^the (?:current|new) schema is remembered as "([^"]+)"$/, async function (this: SyncWorld, label: string) {
-  stateOf(this).manifests.set(label, await currentManifest(this));
-});
+// Remembering the current schema under a label is shared: steps/common/schema-manifests.steps.ts.
 
 // --- the binding the server gives ----------------------------------------------------------------
 
@@ -78,18 +80,7 @@ Then(/^the outcome of mutation "([^"]+)" has outcome_schema "([^"]+)" and a serv
 
 // --- what the client does with the binding -------------------------------------------------------
 
-Given('the proxy drops the response to the next push of client {string} after the server committed it', async function (this: SyncWorld, name: string) {
-  const clientId = (await this.process(name)).clientId;
-  (await this.proxy()).inject({ endpoint: 'push', when: (request) => (request as Obj | undefined)?.client_id === clientId, fault: { kind: 'drop-response' } });
-});
-
-/** The mutation the statement of client `name` matching `pattern` captured. */
-function capturedMatching(world: SyncWorld, name: string, pattern: RegExp, nth = 0): string {
-  const found = captures(world, name).filter((c) => pattern.test(c.sql));
-  const capture = found[nth];
-  if (capture === undefined || capture.ids.length !== 1) throw new Error(`client "${name}" ran no statement matching ${pattern} that captured one mutation`);
-  return capture.ids[0] as string;
-}
+// Dropping the answer to a committed push is shared: steps/common/proxy-queue.steps.ts.
 
 const ORDINAL: Record<string, number> = { first: 0, second: 1 };
 
@@ -98,7 +89,7 @@ function namedMutation(world: SyncWorld, name: string, phrase: string): string {
   const m = /^(?:the )?(?:(first|second) )?(insert|update|delete) of row "([^"]+)"$/.exec(phrase);
   if (!m) throw new Error(`no captured mutation is named "${phrase}"`);
   const verb = m[2] === 'insert' ? 'INSERT' : m[2] === 'update' ? 'UPDATE' : 'DELETE';
-  return capturedMatching(world, name, new RegExp(`^${verb}\\b[^]*'${m[3]}'`, 'i'), ORDINAL[m[1] ?? 'first']);
+  return capturedBy(world, name, new RegExp(`^${verb}\\b[^]*'${m[3]}'`, 'i'), ORDINAL[m[1] ?? 'first']);
 }
 
 Then(/^the proxy delivered to client "([^"]+)" an outcome for (the (?:first |second )?(?:insert|update|delete) of row "[^"]+") with (?:outcome_schema "([^"]+)"|the old outcome_schema)$/, async function (this: SyncWorld, name: string, phrase: string, label: string | null) {
@@ -110,12 +101,6 @@ Then(/^the proxy delivered to client "([^"]+)" an outcome for (the (?:first |sec
   this.assert.equal(last.outcome_schema, expected, `outcome_schema of the outcome of ${phrase}`);
   const current = ref(await currentManifest(this));
   this.assert.notEqual(refText(last.outcome_schema), refText(current), 'the outcome is bound to a schema older than the current one');
-});
-
-Then(/^client "([^"]+)" shows the insert of row "([^"]+)" with status "([^"]+)"$/, async function (this: SyncWorld, name: string, pk: string, status: string) {
-  const id = namedMutation(this, name, `the insert of row "${pk}"`);
-  const mutation = (await inspectMutations(this, name)).find((m) => m.id === id);
-  this.assert.equal(mutation?.status, status, `status of the insert of ${pk} on client "${name}": ${JSON.stringify(mutation)}`);
 });
 
 Then('client {string} is not in state {string}', async function (this: SyncWorld, name: string, state: string) {
@@ -132,9 +117,9 @@ Then('client {string} is in state {string} with a typed failure of operation {st
 
 Then('client {string} still shows the update of row {string} with its mutation ID and authored fields', async function (this: SyncWorld, name: string, pk: string) {
   const id = namedMutation(this, name, `the update of row "${pk}"`);
-  const mutation = (await inspectMutations(this, name)).find((m) => m.id === id);
+  const mutation = (await queueOf(this, name)).find((m) => m.id === id);
   this.assert.ok(mutation, `client "${name}" still shows mutation ${id}`);
-  const sql = captures(this, name).find((c) => c.ids.includes(id))?.sql ?? '';
+  const sql = writesOf(this, name).find((w) => w.captured.includes(id))?.sql ?? '';
   const authored = Object.fromEntries([...sql.matchAll(/(\w+) = '([^']*)'/g)].filter((m) => m[1] !== 'id').map((m) => [m[1], m[2]]));
   this.assert.equal({ op: mutation?.op, recordId: mutation?.recordId, columns: mutation?.columns }, { op: 'update', recordId: pk, columns: authored }, `the update of ${pk}`);
   this.assert.notEqual(mutation?.status, 'accepted', `the update of ${pk} was not taken as accepted`);
@@ -180,7 +165,7 @@ Given(/^the proxy will rewrite the next push response to client "([^"]+)" so tha
     return found;
   };
   await arm(this, name, 'push', `the outcome's ${change}`, (json) => {
-    const outcomes = [...((json.accepted ?? []) as Obj[]), ...((json.rejected ?? []) as Obj[])];
+    const outcomes = outcomesOf(json);
     if (outcomes.length === 0) return undefined;
     for (const outcome of outcomes) edit(outcome, match, field);
     return json;
@@ -234,7 +219,7 @@ Then('client {string} marks scope {string} as requiring a rebuild under the curr
 
 Then(/^client "([^"]+)" shows the second update of row "([^"]+)", setting (\w+) "([^"]*)", with its mutation ID and a status of "([^"]+)" or "([^"]+)"$/, async function (this: SyncWorld, name: string, pk: string, column: string, value: string, one: string, other: string) {
   const id = namedMutation(this, name, `the second update of row "${pk}"`);
-  const mutation = (await inspectMutations(this, name)).find((m) => m.id === id);
+  const mutation = (await queueOf(this, name)).find((m) => m.id === id);
   this.assert.ok(mutation, `client "${name}" still shows the second update ${id}`);
   this.assert.equal({ op: mutation?.op, recordId: mutation?.recordId, columns: mutation?.columns }, { op: 'update', recordId: pk, columns: { [column]: value } }, `the second update of ${pk}`);
   this.assert.ok([one, other].includes(String(mutation?.status)), `status of the second update: ${String(mutation?.status)}`);

@@ -7,9 +7,10 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { editedMutation } from '../support/push-ledger/batch-edits.ts';
 import { mutationsFromTable, sentMutations } from '../support/push-ledger/mutation-table.ts';
-import { labelledVersionOf, lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn } from '../support/push-ledger/state.ts';
+import { lastPush, ledgerState, notedOutcome, type Obj, outcomeInLastPush, outcomesIn } from '../support/push-ledger/state.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
 import { sendExact } from '../support/wire-values/requests.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 Given(/^the (accepted|rejected) outcome of mutation "([^"]+)" is remembered as "([^"]+)"$/, function (this: SyncWorld, list: string, mutationId: string, label: string) {
@@ -32,7 +33,7 @@ When(/^client "([^"]+)" pushes batch "([^"]+)" with mutation "([^"]+)" changed b
   const client = this.wire(name);
   const sent = sentMutations(this).get(mutationId);
   if (sent === undefined) throw new Error(`mutation ${mutationId} was not sent earlier in this scenario`);
-  const changed = editedMutation(client, sent, change, (label) => labelledVersionOf(this, label));
+  const changed = editedMutation(client, sent, change, (label) => labelledVersion(this, label));
   const body = client.pushBody([changed, ...mutationsFromTable(this, client, table)], batchId);
   await sendExact(client, 'push', body);
 });

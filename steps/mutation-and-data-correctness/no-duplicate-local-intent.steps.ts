@@ -8,8 +8,9 @@ import { Given, Then } from '@cucumber/cucumber';
 import { bodyOf } from '../support/exchanges.ts';
 import { pushesOf, type SentPush } from '../support/mutations/pushes.ts';
 import { describeQueue, ofRow, queueOf, recordNamed, written } from '../support/mutations/queue.ts';
-import { servedRow } from '../support/mutations/server-rows.ts';
 import { labelled, queueState } from '../support/mutations/state.ts';
+import { lastWriteOf } from '../support/mutations/writes.ts';
+import { servedRow } from '../support/server-rows.ts';
 import { type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -49,8 +50,7 @@ Then('client {string} shows that mutation ID with status {string}', async functi
 });
 
 Then('client {string} shows three new update records, one for each of rows {string}, {string} and {string}, with three distinct mutation IDs', async function (this: SyncWorld, name: string, a: string, b: string, c: string) {
-  const statement = queueState(this).statements.get(name);
-  if (statement === undefined) throw new Error(`client "${name}" ran no statement in this scenario`);
+  const statement = lastWriteOf(this, name);
   const records = await queueOf(this, name);
   const fresh = records.filter((r) => !statement.before.has(r.id));
   this.assert.equal(fresh.map((r) => `${r.op} ${r.recordId}`).sort(), [`update ${a}`, `update ${b}`, `update ${c}`], `records captured by "${statement.sql}" (${describeQueue(fresh)})`);
@@ -91,7 +91,7 @@ Then('the server accepted that mutation ID exactly once and holds row {string} a
   // A replay returns the stored outcome; a second execution would have made a new version or a conflict.
   this.assert.equal([...new Set(outcomes.map((o) => `${o.status} ${o.server_version}`))], [`applied ${outcomes[0]?.server_version}`], `every answer the server gave for ${id}`);
   const record = (await queueOf(this, name)).find((r) => r.id === id);
-  const served = await servedRow(this, (await this.process(name)).userId, record?.table ?? 'notes', row);
+  const served = await servedRow(this, record?.table ?? 'notes', row, (await this.process(name)).userId);
   this.assert.ok(served !== undefined, `the server serves no row ${row}`);
   this.assert.equal(served.serverVersion, outcomes[0]?.server_version, `the version the server holds for ${row}`);
 });

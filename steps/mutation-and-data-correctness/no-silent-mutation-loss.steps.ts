@@ -5,14 +5,14 @@
  * steps/common/, the helpers behind them in steps/support/.
  */
 import { type DataTable, Then, When } from '@cucumber/cucumber';
-import { holdPushResponse, releaseHeld, syncInBackground } from '../support/mutations/holds.ts';
+import { holdResponse, releaseHeld, syncInBackground } from '../support/mutations/holds.ts';
 import { outcomesGiven, pushesOf } from '../support/mutations/pushes.ts';
 import { batchesOf, describeQueue, firstSeen, ofRow, queueOf, recordNamed, written } from '../support/mutations/queue.ts';
-import { servedRow } from '../support/mutations/server-rows.ts';
 import type { QueueRecord } from '../support/mutations/state.ts';
 import { runApplicationSql } from '../support/mutations/writes.ts';
 import { columnValue, writerPush } from '../support/mutations/writers.ts';
-import { labelledVersion } from '../support/seeds/artifacts.ts';
+import { servedRow } from '../support/server-rows.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 async function syncs(world: SyncWorld, name: string): Promise<void> {
@@ -39,7 +39,7 @@ When(
       return;
     }
     // The second write is made while the first one's push is sealed and its answer is held at the proxy.
-    await holdPushResponse(this, name);
+    await holdResponse(this, name, 'push');
     await syncInBackground(this, name);
     await runApplicationSql(this, name, during);
     await releaseHeld(this, 'response');
@@ -156,7 +156,7 @@ Then(/^(the (?:insert|update|delete) of row "[^"]+") is accepted exactly once on
   this.assert.ok(outcomes.length > 0, `no push answer client "${name}" was given accounts for ${phrase} (${record.id})`);
   // A replay answers with the stored outcome: a second application would carry a new version.
   this.assert.equal([...new Set(outcomes.map((o) => `${o.status} ${o.server_version}`))], [`applied ${outcomes[0]?.server_version}`], `outcomes of ${record.id} the client was given`);
-  const served = await servedRow(this, (await this.process(name)).userId, record.table, row);
+  const served = await servedRow(this, record.table, row, (await this.process(name)).userId);
   this.assert.ok(served !== undefined, `the server serves no row ${row}`);
   this.assert.equal(served.serverVersion, outcomes[0]?.server_version, `the version the server holds for ${row}: the one of the single acceptance`);
   for (const [column, value] of Object.entries(record.columns ?? {})) this.assert.equal(served.row[column], value, `${column} of ${row} on the server`);

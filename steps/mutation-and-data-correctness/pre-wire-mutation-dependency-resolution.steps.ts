@@ -11,12 +11,12 @@ import { processPhrase } from '../support/client-mode.ts';
 import { bodyOf, deliveredOf, exchangesOf } from '../support/exchanges.ts';
 import { namedColumns, pushesOf, rowMatcher } from '../support/mutations/pushes.ts';
 import { describeQueue, firstSeen, ofRow, queueOf, written } from '../support/mutations/queue.ts';
-import { servedRow } from '../support/mutations/server-rows.ts';
 import type { QueueRecord } from '../support/mutations/state.ts';
 import { runApplicationSql } from '../support/mutations/writes.ts';
 import { writerPush } from '../support/mutations/writers.ts';
-import { labelledVersion } from '../support/seeds/artifacts.ts';
+import { servedRow } from '../support/server-rows.ts';
 import { awaitCapture } from '../support/source-schema.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -176,7 +176,7 @@ const seeds = new WeakMap<SyncWorld, number>();
 /** Client "W" updates `row` from the version the server now serves to the scenario's user, when it serves the row. */
 async function conflictingUpdate(world: SyncWorld, row: string, text: string): Promise<void> {
   await awaitCapture(world);
-  const served = await servedRow(world, world.userOf('W'), 'notes', row);
+  const served = await servedRow(world, 'notes', row, world.userOf('W'));
   if (served === undefined) return;
   // A conflict the server refuses (the row moved on again meanwhile) is no harm to the property.
   await writerPush(world, 'W', { op: 'update', table: 'notes', row, base: served.serverVersion, columns: { body: `w-${text}` } }).catch(() => undefined);

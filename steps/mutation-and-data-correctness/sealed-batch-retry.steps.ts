@@ -9,8 +9,8 @@ import { failedExchange, failureTime, lastFailure } from '../support/client-life
 import { bodyOf, deliveredOf, exchangesOf } from '../support/exchanges.ts';
 import { canonicalMutation, pushesOf, rowMatcher, type SentPush, wireColumn } from '../support/mutations/pushes.ts';
 import { batchesOf, describeQueue, ofRow, queueOf, written } from '../support/mutations/queue.ts';
-import { servedRow } from '../support/mutations/server-rows.ts';
 import { queueState } from '../support/mutations/state.ts';
+import { servedRow } from '../support/server-rows.ts';
 import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -82,7 +82,7 @@ Then('the server accepted each of the three inserts exactly once', async functio
     const outcomes = serverOutcomes(pushes, insert.id);
     this.assert.ok(outcomes.length > 0, `the server never answered the insert of ${row}`);
     this.assert.equal([...new Set(outcomes.map((o) => `${o.status} ${o.server_version}`))], [`applied ${outcomes[0]?.server_version}`], `every answer the server gave for the insert of ${row}`);
-    const served = await servedRow(this, (await this.process(client)).userId, insert.table, row);
+    const served = await servedRow(this, insert.table, row, (await this.process(client)).userId);
     this.assert.equal(served?.serverVersion, outcomes[0]?.server_version, `the version the server holds for ${row}`);
   }
 });

@@ -9,25 +9,21 @@ import { bodyOf, deliveredOf, exchangesOf } from '../support/exchanges.ts';
 import { canonicalMutation, pushesOf, rowMatcher, type SentPush } from '../support/mutations/pushes.ts';
 import { batchesOf, describeQueue, ofRow, queueOf, written } from '../support/mutations/queue.ts';
 import { labelled, type QueueRecord, queueState } from '../support/mutations/state.ts';
-import { currentManifest, ident, publishChange } from '../support/schema-and-versions/manifests.ts';
+import { currentManifest, ident, notedManifest, publishChange } from '../support/schema-and-versions/manifests.ts';
 import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
+/**
+ * A schema the scenario remembered under a label (the shared step in
+ * steps/common/schema-manifests.steps.ts keeps the manifest) as the reference
+ * a mutation's authored_schema carries.
+ */
 function schemaNamed(world: SyncWorld, label: string): { version: number; hash: string } {
-  const schema = queueState(world).schemas.get(label);
-  if (schema === undefined) throw new Error(`no schema was remembered as "${label}" in this scenario`);
-  return schema;
+  const manifest = notedManifest(world, label);
+  return { version: manifest.schema_version, hash: manifest.schema_hash };
 }
 
-Given('the current schema is remembered as {string}', async function (this: SyncWorld, label: string) {
-  const manifest = await currentManifest(this);
-  queueState(this).schemas.set(label, { version: manifest.schema_version, hash: manifest.schema_hash });
-});
-
-Given('the operator publishes a new schema version that adds nullable writable column {string} of type {word} to table {string}', async function (this: SyncWorld, column: string, type: string, table: string) {
-  await publishChange(this, table, `ALTER TABLE public.${ident(table)} ADD COLUMN ${ident(column)} ${type === 'string' ? 'text' : type};`, 'class_2');
-  this.model.table(table).columns.push({ name: column, type, key: false, nullable: true });
-});
+// Publishing a schema that adds a nullable column is shared: steps/common/schema-manifests.steps.ts.
 
 Given('the operator publishes a new schema version in which table {string} no longer has field {string}', async function (this: SyncWorld, table: string, column: string) {
   // Removing a field is an incompatible (class 4) transition: a client on the old schema must reset.

@@ -8,10 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { Given, Then, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { bodyOf, exchangesOf } from '../support/exchanges.ts';
-import { pushesOf } from '../support/push-ledger/client-outcomes.ts';
+import { pushesOf } from '../support/mutations/pushes.ts';
 import { baseFromCell } from '../support/push-ledger/mutation-table.ts';
-import { startTracking, trackedRow } from '../support/push-ledger/server-rows.ts';
 import { ledgerState, type Obj, thatMutation, thatOutcomeOf } from '../support/push-ledger/state.ts';
+import { startTracking, trackedRow } from '../support/server-rows.ts';
+import { outcomesOf } from '../support/wire-values/outcomes.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import { sendExact, stepValue } from '../support/wire-values/requests.ts';
 import type { Json, MutationSpec } from '../support/wire-client.ts';
@@ -93,8 +94,8 @@ Then(
 async function pushedFor(world: SyncWorld, name: string, pk: string): Promise<{ mutation: Obj; outcome: Obj | undefined }[]> {
   const out: { mutation: Obj; outcome: Obj | undefined }[] = [];
   for (const push of await pushesOf(world, name)) {
-    const outcomes = [...((push.delivered?.accepted ?? []) as Obj[]), ...((push.delivered?.rejected ?? []) as Obj[])];
-    for (const m of (push.request.mutations ?? []) as Obj[]) if (keyValue(m.pk) === pk) out.push({ mutation: m, outcome: outcomes.find((o) => o.mutation_id === m.mutation_id) });
+    const outcomes = outcomesOf(push.answerBody);
+    for (const m of push.mutations) if (keyValue(m.pk) === pk) out.push({ mutation: m, outcome: outcomes.find((o) => o.mutation_id === m.mutation_id) });
   }
   return out;
 }
@@ -164,7 +165,7 @@ When(/^client "([^"]+)" sends the same batch_id again with "op": "(insert|update
 });
 
 Then(/^every mutation the proxy recorded from client "([^"]+)" has "op" "insert", "update" or "delete"$/, async function (this: SyncWorld, name: string) {
-  const ops = (await pushesOf(this, name)).flatMap((p) => ((p.request.mutations ?? []) as Obj[]).map((m) => m.op));
+  const ops = (await pushesOf(this, name)).flatMap((p) => p.mutations.map((m) => m.op));
   this.assert.ok(ops.length > 0, `client "${name}" pushed mutations`);
   this.assert.equal(ops.filter((op) => !['insert', 'update', 'delete'].includes(String(op))), [], `ops client "${name}" pushed`);
 });

@@ -9,10 +9,11 @@ import { processPhrase } from '../support/client-mode.ts';
 import { currentManifest } from '../support/integrity/context.ts';
 import { type Manifest, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { ident } from '../support/schema-and-versions/manifests.ts';
-import { artifactState, labelledVersion, publishedResult } from '../support/seeds/artifacts.ts';
+import { artifactState, publishedResult } from '../support/seeds/artifacts.ts';
 import { assertNoPullNamesScope } from '../support/seeds/pull-scopes.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
 import { addedScopes, answerOf, connectOf, focus, type Obj } from '../support/seeds/seeded-sync.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { exchangesOf, objectBodyOf } from '../support/exchanges.ts';
 

@@ -11,10 +11,11 @@ import { processPhrase } from '../support/client-mode.ts';
 import { currentManifest } from '../support/integrity/context.ts';
 import { type Manifest, scopeDigestHex } from '../support/integrity/oracle.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
-import { artifactDir, artifactPath, artifactState, buildArtifact, fileSha256, labelledVersion, labelRange, publishedResult, sha256 } from '../support/seeds/artifacts.ts';
+import { artifactDir, artifactPath, artifactState, buildArtifact, fileSha256, labelRange, publishedResult, sha256 } from '../support/seeds/artifacts.ts';
 import { seedControl } from '../support/seeds/exports.ts';
 import { INTERFERENCES } from '../support/seeds/interference.ts';
 import { assertNoMutation } from '../support/seeds/seeded-client.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 Then('the file {string} exists and no file {string}, {string} or {string} exists beside it', function (this: SyncWorld, file: string, wal: string, shm: string, journal: string) {

@@ -1,15 +1,16 @@
 /**
- * Keeping a client's push in flight: the proxy holds the server's answer
- * (the server has committed, the client waits), or the fault stage holds the
- * request before the server sees it. A sync started in the background runs
- * until the held message is let go, while the application keeps writing.
- * Nothing is held past the scenario's deadline.
+ * Keeping a client's sync in flight: the proxy holds the server's answer to
+ * its next push (the server has committed, the client waits) or pull (the
+ * push answer has been applied, the client waits for the pull), or the fault
+ * stage holds the push request before the server sees it. A sync started in
+ * the background runs until the held message is let go, while the
+ * application keeps writing. Nothing is held past the scenario's deadline.
  */
 import { withDeadline } from '../../../harness/adapters/child.ts';
 import { stageOf } from '../client-lifecycle/observe.ts';
 import { exchangesOf } from '../exchanges.ts';
 import { scopesState } from '../scopes/state.ts';
-import type { SyncResult, SyncWorld } from '../world.ts';
+import type { SyncResult, SyncWindow, SyncWorld } from '../world.ts';
 import { type Hold, queueState } from './state.ts';
 
 function openGate(deadlineMs: number): { opened: Promise<void>; open: () => void } {
@@ -22,14 +23,15 @@ function openGate(deadlineMs: number): { opened: Promise<void>; open: () => void
   return { opened, open };
 }
 
-/** The proxy keeps the server's answer to the next push of client `name` until released. */
-export async function holdPushResponse(world: SyncWorld, name: string): Promise<Hold> {
+/** The proxy keeps the server's answer to the next `endpoint` request of client `name` until released. */
+export async function holdResponse(world: SyncWorld, name: string, endpoint: Hold['endpoint']): Promise<Hold> {
   const client = await world.process(name);
   const proxy = await world.proxy();
-  proxy.inject({ endpoint: 'push', when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === client.clientId, fault: { kind: 'pause' } });
+  proxy.inject({ endpoint, when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === client.clientId, fault: { kind: 'pause' } });
   const hold: Hold = {
     client: name,
     what: 'response',
+    endpoint,
     engaged: proxy.whenHeld(world.deadlineMs),
     release: () => {
       hold.released = true;
@@ -55,6 +57,7 @@ export async function holdPushRequest(world: SyncWorld, name: string): Promise<H
   const hold: Hold = {
     client: name,
     what: 'request',
+    endpoint: 'push',
     engaged: withDeadline(engaged, world.deadlineMs, () => `no push request of client "${name}" reached the proxy within ${world.deadlineMs} ms`),
     release: () => {
       hold.released = true;
@@ -79,18 +82,25 @@ export async function holdPushRequest(world: SyncWorld, name: string): Promise<H
   return hold;
 }
 
-/**
- * Starts a sync of client `name` without waiting for it to end; returns once
- * every message held for that client has reached the proxy, so the push is
- * in flight when the next step runs.
- */
-export async function syncInBackground(world: SyncWorld, name: string): Promise<void> {
+/** Starts a sync of client `name` in a sync window of its own, without waiting for it to end. */
+export async function startSync(world: SyncWorld, name: string): Promise<{ window: SyncWindow; running: Promise<SyncResult> }> {
   await world.process(name);
   const window = await world.openSyncWindow(name, 'syncs');
-  const running: Promise<SyncResult> = world.syncProcess(name).then(async (result) => {
+  const running = world.syncProcess(name).then(async (result) => {
     await world.closeSyncWindow(window);
     return result;
   });
+  return { window, running };
+}
+
+/**
+ * Starts a sync of client `name` without waiting for it to end; returns once
+ * every message held for that client has reached the proxy: with a push
+ * answer held the batch is sealed and sent, so what the client writes next is
+ * later intent; with a pull answer held the push answer has been applied.
+ */
+export async function syncInBackground(world: SyncWorld, name: string): Promise<void> {
+  const { running } = await startSync(world, name);
   scopesState(world).started.set(name, running);
   const pending = queueState(world).holds.filter((h) => h.client === name && !h.released);
   await Promise.all(pending.map((h) => h.engaged));

@@ -7,6 +7,7 @@
 import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { Exchange, RecordedResponse } from '../../../harness/proxy/records.ts';
 import { bodyOf, deliveredOf, exchangesOf } from '../exchanges.ts';
+import { outcomesOf } from '../wire-values/outcomes.ts';
 import { keyValue, type Obj, tableNamed } from '../wire-values/recorded.ts';
 import type { SyncWorld } from '../world.ts';
 
@@ -43,12 +44,24 @@ export async function pushesOf(world: SyncWorld, name: string, from = 0): Promis
 export function outcomesGiven(pushes: readonly SentPush[]): Map<string, Obj[]> {
   const out = new Map<string, Obj[]>();
   for (const push of pushes) {
-    for (const outcome of [...((push.answerBody?.accepted ?? []) as Obj[]), ...((push.answerBody?.rejected ?? []) as Obj[])]) {
+    for (const outcome of outcomesOf(push.answerBody)) {
       const id = String(outcome.mutation_id);
       out.set(id, [...(out.get(id) ?? []), outcome]);
     }
   }
   return out;
+}
+
+/** Every outcome the proxy delivered to client `name` for `mutationId`, oldest first. */
+export async function deliveredOutcomes(world: SyncWorld, name: string, mutationId: string): Promise<Obj[]> {
+  return outcomesGiven(await pushesOf(world, name)).get(mutationId) ?? [];
+}
+
+/** Every outcome the server itself gave for mutation `id` (both answers of a request delivered twice), whatever the client was handed. */
+export function serverOutcomes(pushes: readonly SentPush[], id: string): Obj[] {
+  return pushes.flatMap((push) =>
+    push.exchange.upstream.filter((answer) => answer.status === 200).flatMap((answer) => outcomesOf(bodyOf(answer.body) as Obj | undefined).filter((o) => o.mutation_id === id)),
+  );
 }
 
 /** Identifies a row on the wire: the table id the server published for `table` and the key text. */

@@ -1,9 +1,10 @@
 /**
  * What the mutation-queue steps keep per scenario beside the World: every
  * mutation record a client ever showed (so a later step can tell whether one
- * went missing), the last application statement per client, names given to
- * mutation IDs, requests and responses the proxy holds, armed crash points
- * and the batches a client had stored when it came back from a crash.
+ * went missing), every application write per client with the mutations it
+ * captured, names given to mutation IDs, requests and responses the proxy
+ * holds, armed crash points and the batches a client had stored when it came
+ * back from a crash.
  */
 import type { SyncWorld } from '../world.ts';
 
@@ -36,20 +37,26 @@ export interface StoredBatch {
   members: string[];
 }
 
-/** The last application statement (or script) a client ran, and what came of it. */
+/** An application statement (or script) a client ran, and what came of it. */
 export interface Statement {
   sql: string;
+  /** When the harness ran it (epoch ms). */
+  at: number;
   /** Rows changed, when the client reports it (a single statement). */
   changes?: number;
   error?: Error;
   /** Mutation IDs the client showed right before it ran. */
   before: Set<string>;
+  /** Mutation IDs the client showed after it ran that it did not show before, in the client's order (none when it failed). */
+  captured: string[];
 }
 
 /** A request or response the proxy keeps back until a step lets it go. */
 export interface Hold {
   client: string;
   what: 'request' | 'response';
+  /** The endpoint whose request or answer is held. */
+  endpoint: 'push' | 'pull';
   /** Resolves once the held message has reached the proxy. */
   engaged: Promise<void>;
   release(): void;
@@ -60,7 +67,8 @@ export interface Hold {
 
 export interface QueueState {
   seen: Map<string, Map<string, QueueRecord>>;
-  statements: Map<string, Statement>;
+  /** Every application write of each client, in the order they ran. */
+  writes: Map<string, Statement[]>;
   /** Proxy log length right after each client's last write. */
   writeMarks: Map<string, number>;
   labels: Map<string, string>;
@@ -70,10 +78,6 @@ export interface QueueState {
   /** Proxy log length when a client was last restarted. */
   restartMarks: Map<string, number>;
   recordCount: Map<string, { count: number; mark: number }>;
-  /** Server versions a harness writer got for its own writes, by `client/table/row`. */
-  writerVersions: Map<string, string>;
-  /** Schema references the scenario named (S1, ...). */
-  schemas: Map<string, { version: number; hash: string }>;
 }
 
 const states = new WeakMap<SyncWorld, QueueState>();
@@ -83,7 +87,7 @@ export function queueState(world: SyncWorld): QueueState {
   if (!state) {
     state = {
       seen: new Map(),
-      statements: new Map(),
+      writes: new Map(),
       writeMarks: new Map(),
       labels: new Map(),
       holds: [],
@@ -91,8 +95,6 @@ export function queueState(world: SyncWorld): QueueState {
       batchesAtRestart: new Map(),
       restartMarks: new Map(),
       recordCount: new Map(),
-      writerVersions: new Map(),
-      schemas: new Map(),
     };
     states.set(world, state);
   }

@@ -1,9 +1,10 @@
 /**
  * Application writes to a client under test, as an application makes them:
  * plain SQL through the client's SQL surface, one statement per call or a
- * script as one local transaction. Each write is recorded with the mutation
- * IDs the client showed before it, the proxy log length after it, and its
- * result or error, so later steps can ask what that write captured.
+ * script as one local transaction. Each write is recorded with when it ran,
+ * the mutation IDs the client showed before it and the ones it captured, the
+ * proxy log length after it, and its result or error, so later steps can ask
+ * what that write captured ("that mutation", "the update setting price").
  */
 import { ClientGoneError, ClientRpcError } from '../../../harness/adapters/client-process.ts';
 import type { SyncWorld } from '../world.ts';
@@ -54,8 +55,8 @@ export async function runApplicationSql(world: SyncWorld, name: string, sql: str
   const state = queueState(world);
   const statements = splitStatements(expandPlaceholders(sql));
   const before = new Set((await queueOf(world, name)).map((r) => r.id));
-  const statement: Statement = { sql, before };
-  state.statements.set(name, statement);
+  const statement: Statement = { sql, at: Date.now(), before, captured: [] };
+  state.writes.set(name, [...(state.writes.get(name) ?? []), statement]);
   try {
     if (statements.length === 1) statement.changes = (await client.call<{ changes: number }>('execute', { sql: statements[0] })).changes;
     else await client.call('transaction', { statements: statements.map((s) => ({ sql: s })) });
@@ -66,6 +67,45 @@ export async function runApplicationSql(world: SyncWorld, name: string, sql: str
     throw error;
   }
   state.writeMarks.set(name, (await world.proxy()).exchanges.length);
-  await queueOf(world, name);
+  statement.captured = (await queueOf(world, name)).map((r) => r.id).filter((id) => !before.has(id));
   return statement;
+}
+
+/** Every application write of client `name` in this scenario, oldest first. */
+export function writesOf(world: SyncWorld, name: string): Statement[] {
+  return queueState(world).writes.get(name) ?? [];
+}
+
+/** The last application write of client `name`. */
+export function lastWriteOf(world: SyncWorld, name: string): Statement {
+  const last = writesOf(world, name).at(-1);
+  if (last === undefined) throw new Error(`client "${name}" ran no application SQL in this scenario`);
+  return last;
+}
+
+/** The scenario's latest application write, of whichever client, with that client's name. */
+export function lastWrite(world: SyncWorld): { name: string; write: Statement } {
+  let latest: { name: string; write: Statement } | undefined;
+  for (const [name, writes] of queueState(world).writes) for (const write of writes) if (latest === undefined || write.at >= latest.write.at) latest = { name, write };
+  if (latest === undefined) throw new Error('no application SQL ran in this scenario');
+  return latest;
+}
+
+/** "That mutation": the one mutation the last write of client `name` captured. */
+export function thatMutationOf(world: SyncWorld, name: string): string {
+  const last = lastWriteOf(world, name);
+  if (last.captured.length !== 1) throw new Error(`the last write of client "${name}" captured ${last.captured.length} mutations, not one: ${last.sql}`);
+  return last.captured[0] as string;
+}
+
+/**
+ * The one mutation captured by the write of client `name` whose SQL matches
+ * `pattern`: the only such write, or the `nth` (0-based) of several.
+ */
+export function capturedBy(world: SyncWorld, name: string, pattern: RegExp, nth?: number): string {
+  const matching = writesOf(world, name).filter((w) => pattern.test(w.sql));
+  if (nth === undefined && matching.length !== 1) throw new Error(`client "${name}" ran ${matching.length} statements matching ${pattern}, not one`);
+  const write = matching[nth ?? 0];
+  if (write === undefined || write.captured.length !== 1) throw new Error(`client "${name}" ran no statement matching ${pattern} that captured one mutation`);
+  return write.captured[0] as string;
 }

@@ -42,6 +42,16 @@ const EDITS: Array<[RegExp, Edit]> = [
     },
   ],
   [
+    // Without "in the ... mutation": the one mutation of the batch that holds that column value.
+    /^(\w+) "(.*)" instead of "(.*)"$/,
+    (body, m, field) => {
+      const holding = (body.mutations as Json[]).filter((mutation) => (mutation.columns as Json | undefined)?.[field(mutation, m[1] as string)] === m[3]);
+      if (holding.length !== 1) throw new Error(`${holding.length} mutations of the batch have ${m[1]} "${m[3]}", not one`);
+      const mutation = holding[0] as Json;
+      (mutation.columns as Json)[field(mutation, m[1] as string)] = m[2];
+    },
+  ],
+  [
     /^the two mutations in reverse order$/,
     (body) => {
       const mutations = body.mutations as Json[];

@@ -1,104 +1,27 @@
 /**
- * The client under test's side of push outcomes: which mutations a local
- * statement captured ("that mutation"), the outcome the proxy delivered for
- * one of them ("that outcome"), the row versions the client stores and its
- * local rows compared with a server row.
+ * The client under test's side of push outcomes: the outcome the proxy
+ * delivered for a mutation that a step singled out ("that outcome"), the row
+ * versions the client stores and its local rows compared with a server row.
+ * Which mutations a write captured is in ../mutations/writes.ts, what the
+ * client was delivered in ../mutations/pushes.ts.
  */
-import { exchangesOf, deliveredOf, bodyOf } from '../exchanges.ts';
-import { tableNamed, type ManifestTable } from '../wire-values/recorded.ts';
+import { type ManifestTable, tableNamed } from '../wire-values/recorded.ts';
 import type { SyncWorld } from '../world.ts';
 import type { Obj } from './state.ts';
 
-export interface Capture {
-  sql: string;
-  /** Mutation IDs the statement added to the client's queue, in local order. */
-  ids: string[];
-  /** When the harness ran the statement (epoch ms). */
-  at: number;
+/** The outcome a "delivered ... for that mutation" step found, by client. */
+const singledOut = new WeakMap<SyncWorld, Map<string, Obj>>();
+
+export function thatOutcomeOfClient(world: SyncWorld, name: string): Obj {
+  const outcome = singledOut.get(world)?.get(name);
+  if (outcome === undefined) throw new Error(`no outcome delivered to client "${name}" was singled out by an earlier step`);
+  return outcome;
 }
 
-export interface InspectedMutation {
-  id: string;
-  table: string;
-  op: string;
-  status: string;
-  recordId?: string;
-  columns?: Record<string, unknown>;
-  baseVersion?: string | null;
-  links?: Record<string, unknown>;
-}
-
-interface ClientOutcomeState {
-  captures: Map<string, Capture[]>;
-  /** The outcome a "delivered ... for that mutation" step found, by client. */
-  outcomes: Map<string, Obj>;
-}
-
-const states = new WeakMap<SyncWorld, ClientOutcomeState>();
-
-export function clientOutcomeState(world: SyncWorld): ClientOutcomeState {
-  let state = states.get(world);
-  if (state === undefined) {
-    state = { captures: new Map(), outcomes: new Map() };
-    states.set(world, state);
-  }
-  return state;
-}
-
-export async function inspectMutations(world: SyncWorld, name: string): Promise<InspectedMutation[]> {
-  return (await (await world.process(name)).call<{ mutations: InspectedMutation[] }>('inspectMutations')).mutations;
-}
-
-/** Runs one statement on client `name` and notes the mutations it captured. */
-export async function executeCapturing(world: SyncWorld, name: string, sql: string): Promise<Capture> {
-  const client = await world.process(name);
-  const before = new Set((await inspectMutations(world, name)).map((m) => m.id));
-  const at = Date.now();
-  await client.call('execute', { sql });
-  const ids = (await inspectMutations(world, name)).map((m) => m.id).filter((id) => !before.has(id));
-  const capture = { sql, ids, at };
-  const state = clientOutcomeState(world);
-  state.captures.set(name, [...(state.captures.get(name) ?? []), capture]);
-  return capture;
-}
-
-export function captures(world: SyncWorld, name: string): Capture[] {
-  return clientOutcomeState(world).captures.get(name) ?? [];
-}
-
-/** The one mutation the last statement of client `name` captured. */
-export function thatMutationOf(world: SyncWorld, name: string): string {
-  const last = captures(world, name).at(-1);
-  if (last === undefined) throw new Error(`client "${name}" executed no statement in this scenario`);
-  if (last.ids.length !== 1) throw new Error(`the last statement of client "${name}" captured ${last.ids.length} mutations, not one: ${last.sql}`);
-  return last.ids[0] as string;
-}
-
-/** The mutation captured by the statement of client `name` whose SQL matches `pattern`. */
-export function capturedBy(world: SyncWorld, name: string, pattern: RegExp): string {
-  const found = captures(world, name).filter((c) => pattern.test(c.sql));
-  if (found.length !== 1 || found[0]?.ids.length !== 1) throw new Error(`no single statement of client "${name}" matching ${pattern} captured one mutation`);
-  return found[0].ids[0] as string;
-}
-
-/** Push exchanges of client `name`, in order, with their request bodies and what the client was given. */
-export async function pushesOf(world: SyncWorld, name: string): Promise<{ request: Obj; delivered: Obj | undefined; status: number | undefined }[]> {
-  const pushes = await exchangesOf(world, name, { endpoints: ['push'] });
-  return pushes.map((e) => {
-    const answer = deliveredOf(e);
-    return { request: (bodyOf(e.requestBody) ?? {}) as Obj, delivered: answer === undefined ? undefined : (bodyOf(answer.body) as Obj | undefined), status: answer?.status };
-  });
-}
-
-/** Every outcome the proxy delivered to client `name` for `mutationId`, oldest first. */
-export async function deliveredOutcomes(world: SyncWorld, name: string, mutationId: string): Promise<Obj[]> {
-  const out: Obj[] = [];
-  for (const push of await pushesOf(world, name)) {
-    if (push.status !== 200 || push.delivered === undefined) continue;
-    const outcomes = [...((push.delivered.accepted ?? []) as Obj[]), ...((push.delivered.rejected ?? []) as Obj[])];
-    out.push(...outcomes.filter((o) => o.mutation_id === mutationId));
-  }
-  return out;
+export function singleOutOutcome(world: SyncWorld, name: string, outcome: Obj): void {
+  const map = singledOut.get(world) ?? new Map<string, Obj>();
+  map.set(name, outcome);
+  singledOut.set(world, map);
 }
 
 export interface StoredVersion {
@@ -117,8 +40,14 @@ export async function storedVersion(world: SyncWorld, name: string, table: strin
   return (await storedVersions(world, name)).find((v) => (v.table === tableId || v.table === table) && v.recordId === pk)?.serverVersion;
 }
 
+/** The rows a query of client `name`'s local database returns. */
 export async function localRows(world: SyncWorld, name: string, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
   return (await (await world.process(name)).call<{ rows: Record<string, unknown>[] }>('query', { sql, params })).rows;
+}
+
+/** The rows of a local query with every cell as text, as the features write them (SQLite hands back numbers and text; null is "null"). */
+export async function localRowsAsText(world: SyncWorld, name: string, sql: string): Promise<Record<string, string>[]> {
+  return (await localRows(world, name, sql)).map((row) => Object.fromEntries(Object.entries(row).map(([column, value]) => [column, value === null ? 'null' : String(value)])));
 }
 
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;

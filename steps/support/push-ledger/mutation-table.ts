@@ -12,7 +12,8 @@ import type { DataTable } from '@cucumber/cucumber';
 import { cellValue } from '../values.ts';
 import { type Json, microsecondNow, type WireClient } from '../wire-client.ts';
 import { SyncWorld } from '../world.ts';
-import { ledgerState, versionLabels } from './state.ts';
+import { versionLabels } from '../version-labels.ts';
+import { ledgerState } from './state.ts';
 
 export const NOW_PHRASE = "the harness's current UTC time";
 

@@ -2,11 +2,11 @@
  * What the push ledger scenarios remember beside the World: every batch a
  * harness client sent under a fixed batch_id (its exact request text and the
  * first answer it got), outcomes noted under a label (O1, O3), the answers of
- * one group of concurrent requests, and the labels of server versions (V1,
- * V2), which share the map the row set-up steps fill.
+ * one group of concurrent requests and "that mutation". The labels of server
+ * versions (V1, V2) are in ../version-labels.ts.
  */
-import { artifactState } from '../seeds/artifacts.ts';
 import type { Reply } from '../reply.ts';
+import { outcomesOf } from '../wire-values/outcomes.ts';
 import type { SyncWorld } from '../world.ts';
 
 export type Obj = Record<string, unknown>;
@@ -42,17 +42,6 @@ export function ledgerState(world: SyncWorld): LedgerState {
   return state;
 }
 
-/** Server versions by feature label (V1, T1, ...), shared with the steps that create the scenario's rows. */
-export function versionLabels(world: SyncWorld): Map<string, string> {
-  return artifactState(world).versions;
-}
-
-export function labelledVersionOf(world: SyncWorld, label: string): string {
-  const version = versionLabels(world).get(label);
-  if (version === undefined) throw new Error(`no server version was labelled ${label} earlier in this scenario`);
-  return version;
-}
-
 export function sentBatch(world: SyncWorld, batchId: string): SentBatch {
   const batch = ledgerState(world).batches.get(batchId);
   if (batch === undefined) throw new Error(`batch ${batchId} was not sent earlier in this scenario`);
@@ -67,8 +56,7 @@ export function notedOutcome(world: SyncWorld, label: string): Obj {
 
 /** Every outcome of a push answer, accepted first, as the server listed them. */
 export function outcomesIn(reply: Reply): Obj[] {
-  const body = reply.json as Obj | undefined;
-  return [...((body?.accepted ?? []) as Obj[]), ...((body?.rejected ?? []) as Obj[])];
+  return outcomesOf(reply.json as Obj | undefined);
 }
 
 /** The latest push answer of the scenario. */

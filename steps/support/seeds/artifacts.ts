@@ -1,9 +1,9 @@
 /**
  * Portable seed artifacts a scenario built: where the files live (a
  * destination directory of the scenario's own), what the last build reported,
- * the interference the harness arranged for the next build (interference.ts),
- * and the server versions the scenario's rows were given under their feature
- * labels (P1, P2...).
+ * and the interference the harness arranged for the next build
+ * (interference.ts). The server versions the scenario's rows were given under
+ * their feature labels (P1, P2...) are kept in ../version-labels.ts.
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -23,8 +23,6 @@ interface ArtifactState {
   published: Map<string, Extract<SeedArtifactResult, { ok: true }>>;
   /** Bytes the harness kept of an artifact before a later build aimed at the same destination. */
   earlier: Map<string, { bytes: Buffer; sha256: string }>;
-  /** Feature label of a server version (P1) → the version the server gave. */
-  versions: Map<string, string>;
   /** Receipts the harness read from an artifact, by scope ("that receipt"). */
   receipts: Map<string, string>;
 }
@@ -34,7 +32,7 @@ const states = new WeakMap<SyncWorld, ArtifactState>();
 export function artifactState(world: SyncWorld): ArtifactState {
   let state = states.get(world);
   if (state === undefined) {
-    state = { published: new Map(), earlier: new Map(), versions: new Map(), receipts: new Map() };
+    state = { published: new Map(), earlier: new Map(), receipts: new Map() };
     states.set(world, state);
   }
   return state;
@@ -96,13 +94,6 @@ export function copyForClient(world: SyncWorld, file: string, name: string): str
   const copy = join(dir, `${name}-${file}`);
   copyFileSync(artifactPath(world, file), copy);
   return copy;
-}
-
-/** The server version a feature label (P1) stands for. */
-export function labelledVersion(world: SyncWorld, label: string): string {
-  const version = artifactState(world).versions.get(label);
-  if (version === undefined) throw new Error(`no server version was labelled ${label} in this scenario`);
-  return version;
 }
 
 /** `"p1" to "p5"` as the list p1..p5: the same prefix, numbered suffixes. */

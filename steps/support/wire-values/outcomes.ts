@@ -5,7 +5,8 @@
 import type { SyncWorld } from '../world.ts';
 import { fieldId, type Obj, tableNamed } from './recorded.ts';
 
-function outcomesOf(json: Obj | undefined): Obj[] {
+/** Every outcome of a push answer body, accepted first, as the server listed them. */
+export function outcomesOf(json: Obj | undefined): Obj[] {
   return [...((json?.accepted ?? []) as Obj[]), ...((json?.rejected ?? []) as Obj[])];
 }
 

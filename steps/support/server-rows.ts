@@ -5,12 +5,14 @@
  * The rebuild records give the row as the server serves it and its current
  * server_version. The reader's answers do not become the scenario's "last
  * response" and do not change the versions the scenario's clients hold.
+ * A tracking reader follows the server from a point on, so it also sees
+ * deletions (a fresh rebuild serves no deleted row).
  */
 import { randomUUID } from 'node:crypto';
-import { awaitCapture } from '../source-schema.ts';
-import { WireClient } from '../wire-client.ts';
-import type { SyncWorld } from '../world.ts';
-import type { Obj } from './state.ts';
+import { awaitCapture } from './source-schema.ts';
+import { WireClient } from './wire-client.ts';
+import type { Obj } from './wire-values/recorded.ts';
+import type { SyncWorld } from './world.ts';
 
 export interface ServedRow {
   /** The row keyed by column name. */
@@ -35,10 +37,10 @@ export function quietReader(world: SyncWorld, user: string): WireClient {
   });
 }
 
-/** Every row of `table` the server serves to the reader, keyed by the key value's text. */
-export async function servedRows(world: SyncWorld, table: string): Promise<Map<string, ServedRow>> {
+/** Every row of `table` the server serves to a fresh reader of `user`, keyed by the key value's text. */
+export async function servedRows(world: SyncWorld, table: string, user = readerUser(world)): Promise<Map<string, ServedRow>> {
   await awaitCapture(world);
-  const reader = quietReader(world, readerUser(world));
+  const reader = quietReader(world, user);
   const connected = await reader.connect();
   if (connected.status !== 200) throw new Error(`a reader of user ${reader.userId} could not connect: ${connected.status} ${connected.text.slice(0, 300)}`);
   const tableId = reader.tableId(table);
@@ -57,9 +59,22 @@ export async function servedRows(world: SyncWorld, table: string): Promise<Map<s
   return out;
 }
 
-/** The row `pk` of `table` as the server serves it, or undefined when it serves none. */
-export async function servedRow(world: SyncWorld, table: string, pk: string): Promise<ServedRow | undefined> {
-  return (await servedRows(world, table)).get(pk);
+/**
+ * The row `pk` of `table` as the server serves it to a fresh reader of `user`
+ * (the scenario's reader user by default), or undefined when it serves none.
+ * When that user no longer sees the row (its scope was revoked) and the server
+ * can assign scopes, a reader user of its own is assigned every scope the
+ * scenario's steps name and asked instead.
+ */
+export async function servedRow(world: SyncWorld, table: string, pk: string, user = readerUser(world)): Promise<ServedRow | undefined> {
+  const served = (await servedRows(world, table, user)).get(pk);
+  const server = await world.readyServer();
+  if (served !== undefined || server.scopes === undefined) return served;
+  const reader = `row-reader-${randomUUID().slice(0, 8)}`;
+  const named = new Set(world.stepTexts.flatMap((text) => [...text.matchAll(/scope "([^"{}]+)"/g)].map((m) => m[1] as string)));
+  if (named.size === 0) return undefined;
+  for (const scope of named) await server.scopes.grantUserScope(reader, scope);
+  return (await servedRows(world, table, reader)).get(pk);
 }
 
 /** A row as a tracking reader last heard of it. */
@@ -110,6 +125,11 @@ export async function startTracking(world: SyncWorld): Promise<void> {
     absorb(tracker, run.records as Obj[], true);
   }
   trackers.set(world, tracker);
+}
+
+/** True once a tracking reader follows the server in this scenario. */
+export function isTracking(world: SyncWorld): boolean {
+  return trackers.has(world);
 }
 
 /** What the tracking reader now knows of row `pk` of `table`, after pulling every committed change. */
