@@ -21,11 +21,55 @@ export interface Candidate extends ChangeSource {
   opRank: number;
 }
 
-/** At most `take` deduplicated candidates of one scope in position order. */
-export async function scopeStream(db: ClientBase, scope: string, generation: string, after: Position, boundary: Position, take: number): Promise<Candidate[]> {
-  const [al, ae, af] = triple(after);
-  const [bl, be, bf] = triple(boundary);
-  const { rows } = await db.query<{ lsn: string; event_ordinal: string; effect_ordinal: number; table_id: string; pk_text: string; pk_bytes: Buffer; op_rank: number; op: 'upsert' | 'delete'; server_version: string; row_wire: Record<string, unknown> | null }>(
+type EffectRow = {
+  lsn: string;
+  event_ordinal: string;
+  effect_ordinal: number;
+  table_id: string;
+  pk_text: string;
+  pk_bytes: Buffer;
+  op_rank: number;
+  op: 'upsert' | 'delete';
+  server_version: string;
+  row_wire: Record<string, unknown> | null;
+  row_digest?: Buffer | null;
+  digest_tag?: string | null;
+};
+
+/**
+ * The latest effect of each key in the window, walked in position order from
+ * the cursor: an effect is kept when no later effect of the same key lies in
+ * the window. An index on (scope, generation, key, position) answers that, so
+ * a page costs its own size, not the size of the window behind it.
+ */
+async function latestPerKey(db: ClientBase, params: unknown[]): Promise<EffectRow[]> {
+  const { rows } = await db.query<EffectRow>(
+    `SELECT e.commit_lsn::text AS lsn, e.event_ordinal, e.effect_ordinal, e.table_id, e.pk_text, e.pk_bytes, e.op_rank, e.op, e.server_version, e.row_wire,
+            e.row_digest, e.digest_tag
+       FROM synchro.scope_effects e
+      WHERE e.scope_id = $1 AND e.stream_generation = $2
+        AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) > ($3::pg_lsn, $4::int8, $5::int4)
+        AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4)
+        AND NOT EXISTS (
+          SELECT 1 FROM synchro.scope_effects later
+           WHERE later.scope_id = e.scope_id AND later.stream_generation = e.stream_generation
+             AND later.table_id = e.table_id AND later.pk_bytes = e.pk_bytes
+             AND (later.commit_lsn, later.event_ordinal, later.effect_ordinal) > (e.commit_lsn, e.event_ordinal, e.effect_ordinal)
+             AND (later.commit_lsn, later.event_ordinal, later.effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4))
+      ORDER BY e.commit_lsn, e.event_ordinal, e.effect_ordinal
+      LIMIT $9`,
+    params,
+  );
+  return rows;
+}
+
+/**
+ * The same window deduplicated as a whole set first. It reads the whole
+ * window on every page; it stays as the path of the fault switch that keeps
+ * the oldest effect instead of the latest.
+ */
+async function wholeWindow(db: ClientBase, params: unknown[]): Promise<EffectRow[]> {
+  const { rows } = await db.query<EffectRow>(
     `WITH eligible AS (
        SELECT * FROM synchro.scope_effects
         WHERE scope_id = $1 AND stream_generation = $2
@@ -39,8 +83,17 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
        FROM retained
       ORDER BY commit_lsn, event_ordinal, effect_ordinal, table_id COLLATE "C", pk_bytes, op_rank
       LIMIT $9`,
-    [scope, generation, al, ae, af, bl, be, bf, take],
+    params,
   );
+  return rows;
+}
+
+/** At most `take` deduplicated candidates of one scope in position order. */
+export async function scopeStream(db: ClientBase, scope: string, generation: string, after: Position, boundary: Position, take: number): Promise<Candidate[]> {
+  const [al, ae, af] = triple(after);
+  const [bl, be, bf] = triple(boundary);
+  const params = [scope, generation, al, ae, af, bl, be, bf, take];
+  const rows = fault('dedupe-keeps-oldest') ? await wholeWindow(db, params) : await latestPerKey(db, params);
   return rows.map((r) => ({
     scope,
     lsn: parseLsn(r.lsn),
@@ -53,6 +106,7 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
     op: r.op,
     serverVersion: r.server_version,
     row: r.row_wire,
+    stored: r.row_digest == null || r.digest_tag == null ? null : { digest: r.row_digest, tag: r.digest_tag },
   }));
 }
 

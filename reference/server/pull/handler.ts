@@ -13,7 +13,7 @@ import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
 import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
 import { reconcileAhead } from '../core/fault-behaviour.ts';
-import { scopeChecksum } from '../core/checksums.ts';
+import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
 import { invalidRequest } from '../core/errors.ts';
@@ -103,9 +103,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       has_more: hasMore,
     };
     if (!hasMore) {
-      const checksums: Record<string, unknown> = {};
-      for (const scope of [...active].sort(utf8Order)) checksums[scope] = await scopeChecksum(db, catalog.tables, catalog.current.hash, scope);
-      response.checksums = checksums;
+      response.checksums = await scopeChecksums(db, catalog.tables, catalog.current.hash, [...active].sort(utf8Order));
     }
 
     // Acknowledge presented valid cursors; a checkpoint never moves back.
