@@ -333,9 +333,9 @@ export async function materializeTransaction(
       if (e instanceof CaptureFailure) throw e;
       throw new CaptureFailure('projection_write_failed', 'a row image does not fit its registered fields', table.def.tableId);
     }
-    live.forEach((p, i) => wires.set(p, rowsWire[i] as Record<string, unknown>));
+    for (const [i, p] of live.entries()) wires.set(p, rowsWire[i] as Record<string, unknown>);
     const sets = await memberships(db, table, live.map((p) => p.pkText));
-    live.forEach((p, i) => scopes.set(p, sets[i] as string[]));
+    for (const [i, p] of live.entries()) scopes.set(p, sets[i] as string[]);
   }
   const edges = await edgesOf(db, changed);
   const schemaHash = await digestSchemaHash(db);
