@@ -18,6 +18,7 @@ import { formatLsn } from '../core/lsn.ts';
 import { wireRow } from '../core/rows.ts';
 import { quoteIdent } from '../core/tables.ts';
 import { pkWire } from '../core/wire-change.ts';
+import { supersede } from './effects.ts';
 import { impactedRows, reevaluateImpacted } from './impact.ts';
 import { asFunctionOwner } from './owner-role.ts';
 import type { RegisteredTable } from './registered-table.ts';
@@ -233,6 +234,8 @@ async function writeAll(db: ClientBase, generation: string, commit: string, w: W
        event_ordinal = excluded.event_ordinal`,
     [commit],
   );
+  // An effect supersedes the earlier ones of its key in its scope (pull reads only the latest).
+  await supersede(db, generation, w.effects);
   await batch(
     w.effects,
     `INSERT INTO synchro.scope_effects (scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal, table_id, pk_text, pk_bytes, op_rank, op, server_version, row_wire, row_digest, digest_tag)

@@ -100,9 +100,9 @@ function cacheOf(tables: Map<string, TableDef>): Map<string, ChecksumObject> {
 }
 
 /**
- * The scope digest from stored row digests, computed in the database in identity order
- * (bytea order is unsigned bytewise order), or null when any row lacks a digest under the
- * tags this catalog expects.
+ * The scope digest from stored row digests, computed in the database in identity order (bytea
+ * order is unsigned bytewise order, and an index gives it without a sort), or null when any row
+ * lacks a digest under the tags this catalog expects.
  */
 async function storedScopeDigest(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<Uint8Array | null> {
   const tags = Object.fromEntries([...tables.values()].map((t) => [t.tableId, digestTag(t, schemaHash)]));

@@ -38,9 +38,11 @@ type EffectRow = {
 
 /**
  * The latest effect of each key in the window, walked in position order from
- * the cursor: an effect is kept when it is its key's last effect through the
- * boundary. An index on (scope, generation, key, position) answers that, so
- * a page costs its own size, not the size of the window behind it.
+ * the cursor. The worker marks an effect superseded in the same transaction
+ * that writes a later one of its key and scope, and everything this snapshot
+ * sees is at or before the boundary, so the unmarked effects are exactly the
+ * latest ones: a page is one range scan and costs its own size, not the
+ * size of the window behind it.
  */
 async function latestPerKey(db: ClientBase, params: unknown[]): Promise<EffectRow[]> {
   const { rows } = await db.query<EffectRow>(
@@ -50,13 +52,7 @@ async function latestPerKey(db: ClientBase, params: unknown[]): Promise<EffectRo
       WHERE e.scope_id = $1 AND e.stream_generation = $2
         AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) > ($3::pg_lsn, $4::int8, $5::int4)
         AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4)
-        AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) = (
-          SELECT last.commit_lsn, last.event_ordinal, last.effect_ordinal FROM synchro.scope_effects last
-           WHERE last.scope_id = e.scope_id AND last.stream_generation = e.stream_generation
-             AND last.table_id = e.table_id AND last.pk_bytes = e.pk_bytes
-             AND (last.commit_lsn, last.event_ordinal, last.effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4)
-           ORDER BY last.commit_lsn DESC, last.event_ordinal DESC, last.effect_ordinal DESC
-           LIMIT 1)
+        AND NOT e.superseded
       ORDER BY e.commit_lsn, e.event_ordinal, e.effect_ordinal
       LIMIT $9`,
     params,

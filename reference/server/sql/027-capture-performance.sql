@@ -29,6 +29,10 @@ $$;
 ALTER TABLE synchro.scope_rows ADD COLUMN row_digest bytea, ADD COLUMN digest_tag text;
 ALTER TABLE synchro.scope_effects ADD COLUMN row_digest bytea, ADD COLUMN digest_tag text;
 
+-- A scope digest reads (key, digest) in identity order: this index gives them
+-- in that order, from the index alone once the pages are all-visible.
+CREATE INDEX scope_rows_digest_order ON synchro.scope_rows (scope_id, pk_bytes) INCLUDE (table_id, row_digest, digest_tag);
+
 CREATE FUNCTION synchro.stored_digest_guard() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, synchro AS $$
 BEGIN
@@ -84,6 +88,10 @@ CREATE TRIGGER scope_rows_content_delete AFTER DELETE ON synchro.scope_rows
 CREATE TRIGGER scope_rows_content_truncate AFTER TRUNCATE ON synchro.scope_rows
   FOR EACH STATEMENT EXECUTE FUNCTION synchro.scope_content_touch();
 
--- A pull page keeps the latest effect of each key in its window: this index
--- finds a later effect of the same key without reading the window.
+-- A pull page keeps the latest effect of each key in its window. The worker
+-- marks an effect superseded in the transaction that writes a later effect
+-- of the same key in the same scope, so in any snapshot an effect is the
+-- latest of its key exactly when it is not marked, and a page is one range
+-- scan of the position index. The key index finds the effects to mark.
+ALTER TABLE synchro.scope_effects ADD COLUMN superseded boolean NOT NULL DEFAULT false;
 CREATE INDEX scope_effects_by_key ON synchro.scope_effects (scope_id, stream_generation, table_id, pk_bytes, commit_lsn, event_ordinal, effect_ordinal);
