@@ -11,6 +11,8 @@ import type { ClientBase } from 'pg';
  */
 export async function supersede(db: ClientBase, generation: string, effects: Array<{ scope_id: string; table_id: string; pk_bytes: string }>): Promise<void> {
   if (effects.length === 0) return;
+  // Each key has at most one unmarked effect per scope (a unique partial index holds that), so
+  // this is one unique-index probe per key, whatever the statistics say about the table.
   await db.query(
     `UPDATE synchro.scope_effects e SET superseded = true
        FROM jsonb_to_recordset($1::jsonb) AS x(scope_id text, table_id text, pk_bytes text)

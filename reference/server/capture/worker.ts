@@ -33,6 +33,10 @@ export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
 /** Rows per peek; decoding always stops at a transaction boundary. */
 const PEEK_ROWS = 5000;
+/** Decoded messages in one poll after which the restart point is moved on (nudgeRestartPoint). */
+const RESTART_NUDGE_MESSAGES = 1000;
+/** Decoded messages materialized before the worker first analyzes its tables (refreshStatistics). */
+const ANALYZE_MIN_MESSAGES = 2000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
 const HEARTBEAT_MS = 5000;
 
@@ -81,6 +85,9 @@ export class CaptureWorker implements CaptureHandle {
    * reaches it after the reconfiguration committed.
    */
   private registry: { lookup: TableLookup; tables: Map<string, RegisteredTable> } | undefined;
+  /** Decoded messages materialized since the worker last analyzed its tables, and before that. */
+  private writtenSinceAnalyze = 0;
+  private writtenBeforeAnalyze = 0;
   /** Test-only: poison and crash points armed by the test controls. */
   private readonly testControls = new CaptureTestControls();
 
@@ -253,6 +260,7 @@ export class CaptureWorker implements CaptureHandle {
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
+    let decoded = 0;
     for (;;) {
       const flush = await flushWal(db);
       let raw: Buffer[];
@@ -265,6 +273,7 @@ export class CaptureWorker implements CaptureHandle {
         this.log(`capture decode failed: ${(e as { code?: string }).code ?? 'error'}`);
         return;
       }
+      decoded += raw.length;
       const txs = groupTransactions(raw);
       if (txs.length === 0) {
         await this.idleAck(flush);
@@ -275,6 +284,7 @@ export class CaptureWorker implements CaptureHandle {
         if (this.registry === undefined || changesRegistry(tx)) this.registry = await this.tableLookup();
         const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables);
         if (!ok) return;
+        await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
         if (this.paused) return;
       }
@@ -284,6 +294,45 @@ export class CaptureWorker implements CaptureHandle {
       }
     }
     await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
+    if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();
+  }
+
+  /**
+   * The tables the worker writes grow from nothing, much faster than
+   * autovacuum analyzes them (it looks once a minute), and with statistics
+   * taken when they were small the planner reads a whole scope's effects for
+   * each key. So the worker analyzes them itself each time what it wrote since
+   * the last time is as much as what it had written before: a few times per
+   * doubling, cheap next to the writes. Without the right to analyze, the
+   * planner keeps autovacuum's pace, as before.
+   */
+  private async refreshStatistics(messages: number): Promise<void> {
+    this.writtenSinceAnalyze += messages;
+    if (this.writtenSinceAnalyze < Math.max(ANALYZE_MIN_MESSAGES, this.writtenBeforeAnalyze)) return;
+    this.writtenBeforeAnalyze += this.writtenSinceAnalyze;
+    this.writtenSinceAnalyze = 0;
+    try {
+      await (this.db as pg.Client).query('ANALYZE synchro.scope_effects, synchro.scope_rows, synchro.membership_edges, synchro.projections');
+    } catch {
+      // Not permitted: the statistics stay autovacuum's.
+    }
+  }
+
+  /**
+   * Every peek decodes again from the slot's restart point, which moves only
+   * past a running-transactions record; PostgreSQL logs one every 15 seconds
+   * or so. After a large backlog, logging one now (and acknowledging past it
+   * in one more poll) keeps the next peeks from decoding the whole backlog
+   * again. It needs the right to call pg_log_standby_snapshot; without it the
+   * restart point moves at the server's own pace, as before.
+   */
+  private async nudgeRestartPoint(): Promise<void> {
+    try {
+      await (this.db as pg.Client).query('SELECT pg_log_standby_snapshot()');
+      this.again = true;
+    } catch {
+      // Not permitted: nothing changes but the decoding cost of the next peeks.
+    }
   }
 
   /** A poll that found nothing more may acknowledge up to the flush position read before it. */

@@ -92,6 +92,8 @@ CREATE TRIGGER scope_rows_content_truncate AFTER TRUNCATE ON synchro.scope_rows
 -- marks an effect superseded in the transaction that writes a later effect
 -- of the same key in the same scope, so in any snapshot an effect is the
 -- latest of its key exactly when it is not marked, and a page is one range
--- scan of the position index. The key index finds the effects to mark.
+-- scan of the position index. Each key has at most one unmarked effect per
+-- scope and generation; the unique index holds the worker to that and is
+-- how it finds the effect to mark.
 ALTER TABLE synchro.scope_effects ADD COLUMN superseded boolean NOT NULL DEFAULT false;
-CREATE INDEX scope_effects_by_key ON synchro.scope_effects (scope_id, stream_generation, table_id, pk_bytes, commit_lsn, event_ordinal, effect_ordinal);
+CREATE UNIQUE INDEX scope_effects_latest ON synchro.scope_effects (scope_id, stream_generation, table_id, pk_bytes) WHERE NOT superseded;
