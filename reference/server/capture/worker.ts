@@ -302,7 +302,7 @@ export class CaptureWorker implements CaptureHandle {
    * autovacuum analyzes them (it looks once a minute), and with statistics
    * taken when they were small the planner reads a whole scope's effects for
    * each key. So the worker analyzes them itself each time what it wrote since
-   * the last time is as much as what it had written before: a few times per
+   * the last time is as much as what it had written before: once per
    * doubling, cheap next to the writes. Without the right to analyze, the
    * planner keeps autovacuum's pace, as before.
    */
@@ -312,7 +312,9 @@ export class CaptureWorker implements CaptureHandle {
     this.writtenBeforeAnalyze += this.writtenSinceAnalyze;
     this.writtenSinceAnalyze = 0;
     try {
-      await (this.db as pg.Client).query('ANALYZE synchro.scope_effects, synchro.scope_rows, synchro.membership_edges, synchro.projections');
+      // Vacuuming scope contents also marks their pages all-visible, so a scope digest reads its index alone.
+      await (this.db as pg.Client).query('VACUUM (ANALYZE) synchro.scope_rows');
+      await (this.db as pg.Client).query('ANALYZE synchro.scope_effects, synchro.membership_edges, synchro.projections');
     } catch {
       // Not permitted: the statistics stay autovacuum's.
     }
