@@ -164,7 +164,7 @@ export interface Materialized {
 }
 
 /** The schema hash row digests are stored under: the newest published manifest's, if any. */
-async function digestSchemaHash(db: ClientBase): Promise<string | null> {
+export async function digestSchemaHash(db: ClientBase): Promise<string | null> {
   const { rows } = await db.query<{ h: string }>('SELECT schema_hash AS h FROM synchro.manifests ORDER BY schema_version DESC LIMIT 1');
   return rows[0]?.h ?? null;
 }
@@ -292,6 +292,8 @@ export async function materializeTransaction(
   tx: SourceTransaction,
   events: RowEvent[],
   tables: Map<string, RegisteredTable>,
+  /** The schema hash to store row digests under (digestSchemaHash), when the caller has read it already. */
+  digestHash?: string | null,
 ): Promise<Materialized> {
   const commit = formatLsn(tx.commitLsn);
   // 1. Apply every row image, in order, to a transaction-local projected state.
@@ -341,7 +343,7 @@ export async function materializeTransaction(
     for (const [i, p] of live.entries()) scopes.set(p, sets[i] as string[]);
   }
   const edges = await edgesOf(db, changed);
-  const schemaHash = await digestSchemaHash(db);
+  const schemaHash = digestHash === undefined ? await digestSchemaHash(db) : digestHash;
   const writes: Writes = { projections: [], effects: [], rowUpserts: [], rowDeletes: [], edgeDeletes: [], edgeInserts: [] };
   for (const p of changed) {
     const def = p.table.def;

@@ -23,7 +23,7 @@ import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, t
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
-import { materializeTransaction } from './materialize.ts';
+import { digestSchemaHash, materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
@@ -261,6 +261,8 @@ export class CaptureWorker implements CaptureHandle {
       return;
     }
     let decoded = 0;
+    // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
+    const digestHash = await digestSchemaHash(db);
     for (;;) {
       const flush = await flushWal(db);
       let raw: Buffer[];
@@ -282,7 +284,7 @@ export class CaptureWorker implements CaptureHandle {
       for (const tx of txs) {
         // The registry as of this point of the stream: it changes only in transactions that announce it.
         if (this.registry === undefined || changesRegistry(tx)) this.registry = await this.tableLookup();
-        const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables);
+        const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables, { digestHash, poisoned: poison !== undefined });
         if (!ok) return;
         await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
@@ -349,7 +351,12 @@ export class CaptureWorker implements CaptureHandle {
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [flush]);
   }
 
-  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], lookup: TableLookup, tables: Map<string, RegisteredTable>): Promise<boolean> {
+  private async materializeOne(
+    tx: ReturnType<typeof groupTransactions>[number],
+    lookup: TableLookup,
+    tables: Map<string, RegisteredTable>,
+    poll: { digestHash: string | null; poisoned: boolean },
+  ): Promise<boolean> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -367,8 +374,9 @@ export class CaptureWorker implements CaptureHandle {
         hasRows = events.length > 0;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
         this.testControls.failIfPoisoned(events);
-        await materializeTransaction(db, this.generation, tx, events, tables);
-        await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
+        await materializeTransaction(db, this.generation, tx, events, tables, poll.digestHash);
+        // Only a poll that began with a quarantined transaction (being retried) can repair one.
+        if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
       await db.query('COMMIT');
     } catch (e) {
