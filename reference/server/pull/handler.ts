@@ -24,7 +24,7 @@ import { type Position, triple } from '../core/position.ts';
 import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
-import { type Candidate, mergeOrder, positionOf, scopeStream } from './changes.ts';
+import { type Candidate, mergeStreams, positionOf } from './changes.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
 async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {
@@ -75,19 +75,14 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     const rebuild = assignment.assigned.filter((s) => !valid.has(s) || delta.added.includes(s));
     const served = assignment.assigned.filter((s) => valid.has(s) && !delta.added.includes(s));
 
-    // Per-scope streams first, then the global limit over their merge.
-    const streams = new Map<string, Candidate[]>();
-    for (const scope of served) streams.set(scope, await scopeStream(db, scope, streamGeneration, valid.get(scope) as Position, boundary, request.limit + 1));
-    const all = [...streams.values()].flat().sort(mergeOrder);
-    const selected = all.slice(0, request.limit);
-    const hasMore = all.length > request.limit;
+    // Per-scope streams merged under the global limit.
+    const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};
     for (const scope of served) {
-      const stream = streams.get(scope) ?? [];
       const mine = selected.filter((c) => c.scope === scope);
-      const exhausted = mine.length === stream.length && stream.length <= request.limit;
+      const exhausted = done.has(scope);
       let position: Position | undefined;
       if (exhausted) position = boundary;
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
