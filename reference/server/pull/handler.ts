@@ -102,18 +102,22 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     }
 
     // Acknowledge presented valid cursors; a checkpoint never moves back.
-    for (const [scope, position] of valid) {
-      const [lsn, event, effect] = triple(position);
+    if (valid.size > 0) {
+      const acknowledged = [...valid].map(([scope, position]) => {
+        const [lsn, event, effect] = triple(position);
+        return { scope_id: scope, commit_lsn: lsn, event_ordinal: event, effect_ordinal: effect };
+      });
       await db.query(
         `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         SELECT $1, $2, x.scope_id, $3, x.commit_lsn::pg_lsn, x.event_ordinal::int8, x.effect_ordinal
+           FROM jsonb_to_recordset($4::jsonb) AS x(scope_id text, commit_lsn text, event_ordinal text, effect_ordinal int4)
          ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET
            stream_generation = excluded.stream_generation, commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
            effect_ordinal = excluded.effect_ordinal, acknowledged_at = now()
          WHERE synchro.checkpoints.stream_generation <> excluded.stream_generation
             OR (synchro.checkpoints.commit_lsn, synchro.checkpoints.event_ordinal, synchro.checkpoints.effect_ordinal)
              < (excluded.commit_lsn, excluded.event_ordinal, excluded.effect_ordinal)`,
-        [userId, request.client_id, scope, streamGeneration, lsn, event, effect],
+        [userId, request.client_id, streamGeneration, JSON.stringify(acknowledged)],
       );
     }
     if (valid.size > 0) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]);
