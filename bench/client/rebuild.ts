@@ -5,6 +5,9 @@
  * In the same run the same rows are inserted with one prepared statement in
  * one transaction, and the ratio of the two rates is printed.
  *
+ * Durability: both databases are files in the temporary directory with
+ * journal_mode WAL and synchronous FULL, the reference client's settings.
+ *
  * Run: node bench/client/rebuild.ts [rows]
  */
 import { mkdtempSync } from 'node:fs';
@@ -18,6 +21,7 @@ import { SynchroClient } from '../../reference/client/client.ts';
 import { serverApply } from '../../reference/client/local/metadata.ts';
 import { applyRebuildPage, finishRebuild, rebuildRequest, startAttempt } from '../../reference/client/rebuild/rebuild.ts';
 import { manifest } from '../../test/reference-client/fixtures.ts';
+import { atLeast, fmt, printResult } from '../lib/report.ts';
 
 const rows = Number(process.argv[2] ?? 50_000);
 const pageSize = 1000;
@@ -82,12 +86,6 @@ baseline.close();
 
 const rebuildRate = rows / rebuildSeconds;
 const baselineRate = rows / baselineSeconds;
-console.log(
-  JSON.stringify({
-    rows,
-    rebuildSeconds: Number(rebuildSeconds.toFixed(3)),
-    rebuildRowsPerSecond: Math.round(rebuildRate),
-    baselineRowsPerSecond: Math.round(baselineRate),
-    ratio: Number((rebuildRate / baselineRate).toFixed(4)),
-  }),
-);
+console.log('durability: SQLite files on disk, journal_mode WAL, synchronous FULL, both sides');
+console.log(`rebuild apply: ${fmt(rows)} rows in pages of ${pageSize} in ${rebuildSeconds.toFixed(3)} s = ${fmt(rebuildRate)} rows/s; prepared insert loop ${fmt(baselineRate)} rows/s`);
+printResult(atLeast(`client rebuild apply, ${fmt(rows)} rows`, `${fmt(rebuildRate)} rows/s`, `${fmt(baselineRate)} rows/s`, rebuildRate / baselineRate, 0.25));

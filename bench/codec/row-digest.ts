@@ -6,10 +6,11 @@
  *
  * Each measurement warms up once, then runs several rounds; the median round
  * is reported. The ratio shows what validation and canonical encoding cost on
- * top of hashing alone.
+ * top of hashing alone. No storage is involved.
  */
 import { createHash } from 'node:crypto';
 import { digestRow, parseJson, readTableShape } from '../../harness/codec/index.ts';
+import { atLeast, fmt, printResult } from '../lib/report.ts';
 
 const ROUNDS = 7;
 const rowsPerRound = Number(process.argv[2] ?? 20_000);
@@ -99,4 +100,5 @@ const shaRate = measure(plainSha);
 console.log(`row digest (10 mixed columns, mean preimage ${meanPreimage.toFixed(0)} octets): ${Math.round(rowRate).toLocaleString('en-US')} rows/s`);
 console.log(`plain SHA-256 over the same octets: ${Math.round(shaRate).toLocaleString('en-US')} hashes/s`);
 console.log(`ratio (row digest / plain SHA-256): ${(rowRate / shaRate).toFixed(3)}  [median of ${ROUNDS} rounds of ${rowsPerRound} after one warm-up round]`);
+printResult(atLeast('row digest', `${fmt(rowRate)} rows/s`, `${fmt(shaRate)} hashes/s`, rowRate / shaRate, 0.3));
 if (sink === -1) console.log('unreachable');

@@ -1,51 +1,113 @@
 /**
- * Pull throughput of the reference server: a full incremental drain of
- * --rows rows (default 50,000) spread over four scopes, with pages of 1,000,
- * in rows per second, and its ratio to one indexed SELECT of the same rows
- * from the source table in the same run. Loopback only; bounded page count.
+ * Pulls of the reference server, on fresh databases of --small (1,000) and
+ * --large (100,000) rows over four scopes, captured before timing:
+ * - drain: the large size pulled incrementally in pages of 1,000, in rows per
+ *   second, against one SELECT of the same rows from the table pull reads
+ *   (synchro.scope_effects), built into the same change objects with the
+ *   same checksums and serialized to the same canonical JSON in pages of
+ *   1,000, in the same run;
+ * - steady pull: with nothing new, the median of --steady terminal pulls
+ *   (every scope's checksum included) at both sizes, and at the large size
+ *   against the median round trip of GET /ready on the same server.
+ * Loopback only; bounded page counts.
  *
- *   node bench/pull/main.ts [--rows 50000]
+ *   node bench/pull/main.ts [--small 1000] [--large 100000] [--steady 200] [--durable]
  */
 import { parseArgs } from 'node:util';
-import { pullBody, startBench } from './setup.ts';
+import { canonicalJson, checksumObject } from '../../harness/codec/index.ts';
+import { atLeast, atMost, durabilityLine, fmt, median, positiveInteger, printResult } from '../lib/report.ts';
+import { type Bench, benchCluster, drain, insertRows, pullBody, SCOPES, startBench } from './setup.ts';
+
+const PAGE = 1000;
+
+async function timed(count: number, fn: () => Promise<void>): Promise<number[]> {
+  // Warm-up rounds, so compilation and connection setup of the first server do not count.
+  for (let i = 0; i < Math.min(20, count); i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** The drained rows read with one SELECT and serialized as pull serializes them; seconds. */
+async function selectAndSerialize(b: Bench, expected: number, table: { id: string; pkField: string }): Promise<number> {
+  const t0 = performance.now();
+  const { rows } = await b.sql.query<{ scope_id: string; pk_text: string; op: string; server_version: string; row_wire: Record<string, unknown> | null; row_digest: Buffer | null }>(
+    `SELECT scope_id, pk_text, op, server_version, row_wire, row_digest FROM synchro.scope_effects
+      WHERE scope_id = ANY ($1::text[]) AND stream_generation = (SELECT stream_generation FROM synchro.wal_progress)
+      ORDER BY commit_lsn, event_ordinal, effect_ordinal, scope_id COLLATE "C"`,
+    [SCOPES],
+  );
+  let octets = 0;
+  for (let at = 0; at < rows.length; at += PAGE) {
+    const changes = rows.slice(at, at + PAGE).map((r) => ({
+      scope: r.scope_id,
+      table: table.id,
+      op: r.op,
+      pk: { [table.pkField]: r.pk_text },
+      server_version: r.server_version,
+      ...(r.row_wire === null || r.row_digest === null ? {} : { row: r.row_wire, row_checksum: checksumObject(r.row_digest) }),
+    }));
+    octets += canonicalJson({ changes }).length;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  if (rows.length !== expected || octets === 0) throw new Error(`the SELECT saw ${rows.length} rows, not ${expected}`);
+  return seconds;
+}
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string', default: '50000' } } });
-  const rows = Number(values.rows);
-  if (!Number.isInteger(rows) || rows < 1 || rows > 200_000) throw new Error('--rows must be 1..200000');
-  const b = await startBench('bench_pull');
+  const { values } = parseArgs({ options: { small: { type: 'string', default: '1000' }, large: { type: 'string', default: '100000' }, steady: { type: 'string', default: '200' }, durable: { type: 'boolean', default: false } } });
+  const small = positiveInteger('small', values.small, 1_000_000);
+  const large = positiveInteger('large', values.large, 1_000_000);
+  const steady = positiveInteger('steady', values.steady, 10_000);
+  console.log(durabilityLine(values.durable));
+  const cluster = await benchCluster(values.durable);
   try {
-    const load0 = performance.now();
-    await b.sql.query(`INSERT INTO public.items (id, grp, label, qty) SELECT 'i' || lpad(g::text, 6, '0'), g % 4, 'item ' || g, g FROM generate_series(1, $1) g`, [rows]);
-    await b.server.capture?.catchUp(1_800_000);
-    const captureSeconds = (performance.now() - load0) / 1000;
-
-    const cursors = { ...b.cursors };
-    let delivered = 0;
-    const t0 = performance.now();
-    for (let page = 0; page < Math.ceil(rows / 1000) + 10; page++) {
-      const r = await b.post('/sync/pull', pullBody(b, cursors, 1000));
-      if (r.status !== 200) throw new Error(`pull failed: ${JSON.stringify(r.json)}`);
-      delivered += (r.json.changes as unknown[]).length;
-      Object.assign(cursors, r.json.scope_cursors);
-      if (r.json.has_more !== true) break;
+    const steadyMs: number[] = [];
+    let readyMs = 0;
+    for (const rows of [small, large]) {
+      const b = await startBench(cluster, `bench_pull_${rows}`);
+      try {
+        const load0 = performance.now();
+        await insertRows(b.sql, 1, rows);
+        await b.server.capture?.catchUp(1_800_000);
+        console.log(`setup (not timed below): ${fmt(rows)} rows inserted and captured in ${((performance.now() - load0) / 1000).toFixed(1)} s`);
+        const cursors = { ...b.cursors };
+        const t0 = performance.now();
+        const delivered = await drain(b, cursors, Math.ceil(rows / PAGE) + 10, PAGE);
+        const pullSeconds = (performance.now() - t0) / 1000;
+        if (delivered !== rows) throw new Error(`the drain delivered ${delivered} of ${rows} rows`);
+        const first = await b.sql.query<{ table_id: string; pk_field_id: string }>("SELECT table_id, pk_field_id FROM synchro.relations WHERE physical_relation = 'items'");
+        const table = { id: first.rows[0]?.table_id as string, pkField: first.rows[0]?.pk_field_id as string };
+        const selectSeconds = await selectAndSerialize(b, rows, table);
+        console.log(`pull drain at ${fmt(rows)} rows: ${pullSeconds.toFixed(2)} s = ${fmt(rows / pullSeconds)} rows/s; SELECT + same JSON: ${selectSeconds.toFixed(3)} s = ${fmt(rows / selectSeconds)} rows/s`);
+        const pulls = await timed(steady, async () => {
+          const r = await b.post('/sync/pull', pullBody(b, cursors, PAGE));
+          if (r.status !== 200 || (r.json.changes as unknown[]).length !== 0 || r.json.checksums === undefined) throw new Error(`a steady pull was not an empty terminal page: ${r.status}`);
+        });
+        const ready = await timed(steady, async () => {
+          const res = await fetch(`${b.server.url}/ready`);
+          await res.text();
+          if (res.status !== 200) throw new Error(`GET /ready answered ${res.status}`);
+        });
+        steadyMs.push(median(pulls));
+        readyMs = median(ready);
+        console.log(`steady pull at ${fmt(rows)} rows in scope: median ${median(pulls).toFixed(2)} ms over ${steady} pulls; GET /ready median ${readyMs.toFixed(2)} ms`);
+        if (rows === large) {
+          printResult(atLeast(`pull drain, ${fmt(rows)} rows`, `${fmt(rows / pullSeconds)} rows/s`, `${fmt(rows / selectSeconds)} rows/s`, selectSeconds / pullSeconds, 0.25));
+        }
+      } finally {
+        await b.close();
+      }
     }
-    const pullSeconds = (performance.now() - t0) / 1000;
-    if (delivered !== rows) throw new Error(`drain delivered ${delivered} of ${rows} rows`);
-
-    const t1 = performance.now();
-    const plain = await b.sql.query('SELECT id, grp, label, qty FROM public.items ORDER BY id');
-    const selectSeconds = (performance.now() - t1) / 1000;
-    if (plain.rows.length !== rows) throw new Error('the plain SELECT saw another row count');
-
-    const pullRate = rows / pullSeconds;
-    const selectRate = rows / selectSeconds;
-    console.log(`capture: ${rows} rows materialized in ${captureSeconds.toFixed(1)} s (setup, not timed below)`);
-    console.log(`pull drain: ${rows} rows across 4 scopes in ${pullSeconds.toFixed(2)} s = ${Math.round(pullRate)} rows/s`);
-    console.log(`indexed SELECT of the same rows: ${selectSeconds.toFixed(3)} s = ${Math.round(selectRate)} rows/s`);
-    console.log(`ratio pull / SELECT: ${(pullRate / selectRate).toFixed(4)}`);
+    const [smallMs, largeMs] = steadyMs as [number, number];
+    printResult(atMost(`steady pull, ${fmt(large)} vs ${fmt(small)} rows`, `${largeMs.toFixed(2)} ms`, `${smallMs.toFixed(2)} ms`, largeMs / smallMs, 1.5));
+    printResult(atMost(`steady pull vs GET /ready, ${fmt(large)} rows`, `${largeMs.toFixed(2)} ms`, `${readyMs.toFixed(2)} ms`, largeMs / readyMs, 10));
   } finally {
-    await b.close();
+    await cluster.stop();
   }
 }
 

@@ -1,19 +1,19 @@
 /**
- * Shared setup of the pull and capture benchmarks: an embedded database with
- * one registered table whose rows fall into four scopes (the client's own and
- * three shared ones, by the row's `grp`), a server with the capture worker,
- * and a connected client holding a cursor for every scope.
+ * Shared setup of the server benches: one registered table whose rows fall
+ * into four scopes (the client's own and three shared ones, by the row's
+ * `grp`), a server with the capture worker, and a connected client holding
+ * a cursor for every scope. Several benches can share one cluster, each on
+ * its own database.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type RunningServer, startServer } from '../../reference/server/app.ts';
 import { mintToken, secretKey } from '../../reference/server/auth.ts';
-import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
+import { type Cluster, type ClusterMode, startCluster } from '../../reference/server/db/index.ts';
 
 export const SCOPES = ['s1', 's2', 's3', 'user:bench'];
 
 export interface Bench {
-  cluster: Cluster;
   server: RunningServer;
   sql: pg.Client;
   post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }>;
@@ -22,8 +22,12 @@ export interface Bench {
   close(): Promise<void>;
 }
 
-export async function startBench(name: string): Promise<Bench> {
-  const cluster = await startCluster();
+/** The cluster every bench of one process shares: disposable unless --durable was given. */
+export async function benchCluster(durable: boolean): Promise<Cluster> {
+  return await startCluster(process.env, durable ? ('durable' satisfies ClusterMode) : 'disposable');
+}
+
+export async function startBench(cluster: Cluster, name: string): Promise<Bench> {
   await cluster.createTemplate(name);
   const url = cluster.urlFor(name);
   const sql = new pg.Client({ connectionString: url });
@@ -54,7 +58,6 @@ export async function startBench(name: string): Promise<Bench> {
     cursors[scope] = r.json.final_scope_cursor as string;
   }
   return {
-    cluster,
     server,
     sql,
     post,
@@ -63,11 +66,33 @@ export async function startBench(name: string): Promise<Bench> {
     async close() {
       await server.close();
       await sql.end();
-      await cluster.stop();
     },
   };
 }
 
 export function pullBody(b: Bench, cursors: Record<string, string>, limit: number) {
   return { ...b.envelope, scope_set_version: 1, scopes: Object.fromEntries(Object.entries(cursors).map(([k, v]) => [k, { cursor: v }])), limit };
+}
+
+/** Rows `from`..`to` (inclusive) of the bench table, as one multi-row INSERT per `chunk` rows, each its own transaction. */
+export async function insertRows(sql: pg.Client, from: number, to: number, chunk = 1000): Promise<void> {
+  for (let at = from; at <= to; at += chunk) {
+    await sql.query(
+      `INSERT INTO public.items (id, grp, label, qty) SELECT 'i' || lpad(g::text, 7, '0'), g % 4, 'item ' || g, g FROM generate_series($1::int, $2::int) g`,
+      [at, Math.min(to, at + chunk - 1)],
+    );
+  }
+}
+
+/** Pulls until every scope is at the boundary; returns the number of changes delivered. */
+export async function drain(b: Bench, cursors: Record<string, string>, maxPages: number, limit = 1000): Promise<number> {
+  let delivered = 0;
+  for (let page = 0; page < maxPages; page++) {
+    const r = await b.post('/sync/pull', pullBody(b, cursors, limit));
+    if (r.status !== 200) throw new Error(`pull failed: ${JSON.stringify(r.json)}`);
+    delivered += (r.json.changes as unknown[]).length;
+    Object.assign(cursors, r.json.scope_cursors);
+    if (r.json.has_more !== true) return delivered;
+  }
+  throw new Error(`the drain did not finish in ${maxPages} pages`);
 }

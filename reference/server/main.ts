@@ -52,7 +52,8 @@ async function main(): Promise<void> {
   let cluster: Cluster | undefined;
   let databaseUrl = values['database-url'];
   if (databaseUrl === undefined) {
-    cluster = await startCluster({ ...process.env, DATABASE_URL: '' });
+    // The server's own database outlives a crash: durable settings, unlike the disposable test clusters.
+    cluster = await startCluster({ ...process.env, DATABASE_URL: '' }, 'durable');
     await cluster.createTemplate('synchro');
     databaseUrl = cluster.urlFor('synchro');
   } else {

@@ -15,6 +15,7 @@
 import type { ClientBase } from 'pg';
 import { rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
 import { fault } from '../core/faults.ts';
+import { supersede } from './effects.ts';
 import { asFunctionOwner } from './owner-role.ts';
 import type { ImpactRule, RegisteredTable } from './registered-table.ts';
 import { CaptureFailure, type SourceImage } from './transaction.ts';
@@ -153,6 +154,7 @@ export async function reevaluateImpacted(
       const identity = Buffer.from(rowIdentityFromWire(tableId, def.pkFieldId, def.pkType, def.pkType === 'int' ? Number(pkText) : pkText));
       const effect = async (scope: string, op: 'upsert' | 'delete', wire: Record<string, unknown> | null) => {
         effectOrdinal++;
+        await supersede(db, at.generation, [{ scope_id: scope, table_id: tableId, pk_bytes: identity.toString('hex') }]);
         await db.query(
           `INSERT INTO synchro.scope_effects (scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal, table_id, pk_text, pk_bytes, op_rank, op, server_version, row_wire)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,

@@ -23,7 +23,7 @@ import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, t
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
-import { materializeTransaction } from './materialize.ts';
+import { digestSchemaHash, materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
@@ -33,6 +33,10 @@ export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
 /** Rows per peek; decoding always stops at a transaction boundary. */
 const PEEK_ROWS = 5000;
+/** Decoded messages in one poll after which the restart point is moved on (nudgeRestartPoint). */
+const RESTART_NUDGE_MESSAGES = 1000;
+/** Decoded messages materialized before the worker first analyzes its tables (refreshStatistics). */
+const ANALYZE_MIN_MESSAGES = 2000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
 const HEARTBEAT_MS = 5000;
 
@@ -81,6 +85,9 @@ export class CaptureWorker implements CaptureHandle {
    * reaches it after the reconfiguration committed.
    */
   private registry: { lookup: TableLookup; tables: Map<string, RegisteredTable> } | undefined;
+  /** Decoded messages materialized since the worker last analyzed its tables, and before that. */
+  private writtenSinceAnalyze = 0;
+  private writtenBeforeAnalyze = 0;
   /** Test-only: poison and crash points armed by the test controls. */
   private readonly testControls = new CaptureTestControls();
 
@@ -253,6 +260,9 @@ export class CaptureWorker implements CaptureHandle {
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
+    let decoded = 0;
+    // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
+    const digestHash = await digestSchemaHash(db);
     for (;;) {
       const flush = await flushWal(db);
       let raw: Buffer[];
@@ -265,6 +275,7 @@ export class CaptureWorker implements CaptureHandle {
         this.log(`capture decode failed: ${(e as { code?: string }).code ?? 'error'}`);
         return;
       }
+      decoded += raw.length;
       const txs = groupTransactions(raw);
       if (txs.length === 0) {
         await this.idleAck(flush);
@@ -273,8 +284,9 @@ export class CaptureWorker implements CaptureHandle {
       for (const tx of txs) {
         // The registry as of this point of the stream: it changes only in transactions that announce it.
         if (this.registry === undefined || changesRegistry(tx)) this.registry = await this.tableLookup();
-        const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables);
+        const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables, { digestHash, poisoned: poison !== undefined });
         if (!ok) return;
+        await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
         if (this.paused) return;
       }
@@ -284,6 +296,47 @@ export class CaptureWorker implements CaptureHandle {
       }
     }
     await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
+    if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();
+  }
+
+  /**
+   * The tables the worker writes grow from nothing, much faster than
+   * autovacuum analyzes them (it looks once a minute), and with statistics
+   * taken when they were small the planner reads a whole scope's effects for
+   * each key. So the worker analyzes them itself each time what it wrote since
+   * the last time is as much as what it had written before: once per
+   * doubling, cheap next to the writes. Without the right to analyze, the
+   * planner keeps autovacuum's pace, as before.
+   */
+  private async refreshStatistics(messages: number): Promise<void> {
+    this.writtenSinceAnalyze += messages;
+    if (this.writtenSinceAnalyze < Math.max(ANALYZE_MIN_MESSAGES, this.writtenBeforeAnalyze)) return;
+    this.writtenBeforeAnalyze += this.writtenSinceAnalyze;
+    this.writtenSinceAnalyze = 0;
+    try {
+      // Vacuuming scope contents also marks their pages all-visible, so a scope digest reads its index alone.
+      await (this.db as pg.Client).query('VACUUM (ANALYZE) synchro.scope_rows');
+      await (this.db as pg.Client).query('ANALYZE synchro.scope_effects, synchro.membership_edges, synchro.projections');
+    } catch {
+      // Not permitted: the statistics stay autovacuum's.
+    }
+  }
+
+  /**
+   * Every peek decodes again from the slot's restart point, which moves only
+   * past a running-transactions record; PostgreSQL logs one every 15 seconds
+   * or so. After a large backlog, logging one now (and acknowledging past it
+   * in one more poll) keeps the next peeks from decoding the whole backlog
+   * again. It needs the right to call pg_log_standby_snapshot; without it the
+   * restart point moves at the server's own pace, as before.
+   */
+  private async nudgeRestartPoint(): Promise<void> {
+    try {
+      await (this.db as pg.Client).query('SELECT pg_log_standby_snapshot()');
+      this.again = true;
+    } catch {
+      // Not permitted: nothing changes but the decoding cost of the next peeks.
+    }
   }
 
   /** A poll that found nothing more may acknowledge up to the flush position read before it. */
@@ -298,7 +351,12 @@ export class CaptureWorker implements CaptureHandle {
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [flush]);
   }
 
-  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], lookup: TableLookup, tables: Map<string, RegisteredTable>): Promise<boolean> {
+  private async materializeOne(
+    tx: ReturnType<typeof groupTransactions>[number],
+    lookup: TableLookup,
+    tables: Map<string, RegisteredTable>,
+    poll: { digestHash: string | null; poisoned: boolean },
+  ): Promise<boolean> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -316,8 +374,9 @@ export class CaptureWorker implements CaptureHandle {
         hasRows = events.length > 0;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
         this.testControls.failIfPoisoned(events);
-        await materializeTransaction(db, this.generation, tx, events, tables);
-        await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
+        await materializeTransaction(db, this.generation, tx, events, tables, poll.digestHash);
+        // Only a poll that began with a quarantined transaction (being retried) can repair one.
+        if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
       await db.query('COMMIT');
     } catch (e) {

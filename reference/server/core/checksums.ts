@@ -1,9 +1,21 @@
-/** Scope digests of the materialized scope contents at the current boundary, under one schema. */
+/**
+ * Scope digests of the materialized scope contents at the current boundary, under one schema.
+ *
+ * Three things keep a terminal pull's checksums cheap without ever skipping one:
+ * - the capture worker stores each row's digest beside the row (storedDigest), tagged with the
+ *   schema hash and table shape it was computed under; a reader takes it only under the same tag;
+ * - a scope digest over stored digests is computed in the database, in identity order;
+ * - every statement that changes a scope's rows gives the scope a new content version
+ *   (027-capture-performance.sql), and a computed checksum is cached by scope and version.
+ * Anything else (a row without a stored digest, a changed schema) is computed here row by row,
+ * exactly as before.
+ */
+import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
-import { type ChecksumObject, checksumObject, digestRow, fromHex, ScopeDigestBuilder } from '../../../harness/codec/index.ts';
+import { type ChecksumObject, canonicalJson, checksumObject, digestRow, fromHex, SCOPE_DOMAIN, ScopeDigestBuilder, text } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
-import type { TableDef } from './tables.ts';
+import { manifestTable, type TableDef } from './tables.ts';
 
 export interface ScopeRow {
   tableId: string;
@@ -40,5 +52,96 @@ export function digestOf(rows: ScopeRow[], tables: Map<string, TableDef>, schema
 }
 
 export async function scopeChecksum(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<ChecksumObject> {
-  return checksumObject(digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+  return (await scopeChecksums(db, tables, schemaHash, [scope]))[scope] as ChecksumObject;
+}
+
+const shapeTags = new WeakMap<TableDef, string>();
+
+/**
+ * What a row digest depends on besides the row and its version: the schema hash and the
+ * table's shape (its manifest entry; the display name aside, which two loaders may differ on).
+ */
+export function digestTag(table: TableDef, schemaHash: string): string {
+  let shape = shapeTags.get(table);
+  if (shape === undefined) {
+    const { name: _name, ...entry } = manifestTable(table);
+    shape = createHash('sha256').update(canonicalJson(entry)).digest('hex').slice(0, 32);
+    shapeTags.set(table, shape);
+  }
+  return `${schemaHash}:${shape}`;
+}
+
+export interface StoredDigest {
+  /** Hex of the 32-octet row digest. */
+  digest: string;
+  tag: string;
+}
+
+/** A row digest to store beside the row, or null when the row does not fit the shape (readers then fail as before). */
+export function storedDigest(table: TableDef, schemaHash: string, row: Record<string, unknown>, serverVersion: string): StoredDigest | null {
+  try {
+    return { digest: Buffer.from(digestRow({ schemaHash, table: table.shape, row, serverVersion }).digest).toString('hex'), tag: digestTag(table, schemaHash) };
+  } catch {
+    return null;
+  }
+}
+
+/** Checksums computed by this server, per catalog, by schema hash, scope and content version. */
+const cached = new WeakMap<Map<string, TableDef>, Map<string, ChecksumObject>>();
+const CACHE_LIMIT = 10_000;
+
+function cacheOf(tables: Map<string, TableDef>): Map<string, ChecksumObject> {
+  let c = cached.get(tables);
+  if (c === undefined) {
+    c = new Map();
+    cached.set(tables, c);
+  }
+  return c;
+}
+
+/**
+ * The scope digest from stored row digests, computed in the database in identity order (bytea
+ * order is unsigned bytewise order, and an index gives it without a sort), or null when any row
+ * lacks a digest under the tags this catalog expects.
+ */
+async function storedScopeDigest(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<Uint8Array | null> {
+  const tags = Object.fromEntries([...tables.values()].map((t) => [t.tableId, digestTag(t, schemaHash)]));
+  const header = Buffer.concat([SCOPE_DOMAIN, fromHex(schemaHash), text(scope)]);
+  const { rows } = await db.query<{ complete: boolean; d: Buffer | null }>(
+    `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ($2::jsonb ->> table_id)) IS NOT FALSE AS complete,
+            sha256($3::bytea || int8send(count(*)) ||
+                   coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea)) AS d
+       FROM synchro.scope_rows WHERE scope_id = $1`,
+    [scope, JSON.stringify(tags), header],
+  );
+  const r = rows[0];
+  if (r === undefined || !r.complete || r.d === null) return null;
+  return new Uint8Array(r.d);
+}
+
+/** Checksums of several scopes at the snapshot `db` reads, each exact, each computed at most once per content version. */
+export async function scopeChecksums(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scopes: string[]): Promise<Record<string, ChecksumObject>> {
+  const out: Record<string, ChecksumObject> = {};
+  if (scopes.length === 0) return out;
+  const { rows } = await db.query<{ scope_id: string; version: string }>(
+    'SELECT scope_id, version::text FROM synchro.scope_content_versions WHERE scope_id = ANY ($1::text[])',
+    [scopes],
+  );
+  const versions = new Map(rows.map((r) => [r.scope_id, r.version]));
+  const cache = cacheOf(tables);
+  // The fault switch must keep computing its broken digest, so it never takes the stored path.
+  const storedPath = !fault('xor-scope-digest');
+  for (const scope of scopes) {
+    // A scope that never had a row has no version; its (empty) contents are version 0.
+    const key = `${schemaHash}\u0000${scope}\u0000${versions.get(scope) ?? '0'}`;
+    let checksum = cache.get(key);
+    if (checksum === undefined) {
+      const stored = storedPath ? await storedScopeDigest(db, tables, schemaHash, scope) : null;
+      checksum = checksumObject(stored ?? digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+      cache.set(key, checksum);
+    }
+    out[scope] = checksum;
+  }
+  return out;
 }

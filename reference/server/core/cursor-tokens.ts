@@ -5,11 +5,13 @@
  * domain, a zero byte and the payload. Incremental cursors (`ic1`) and rebuild
  * continuations (`rb1`) have distinct domains, so neither verifies as the
  * other. Keys live in synchro.token_keys; `verify_only` keys still verify.
+ * Inside one pull or rebuild snapshot each key is read once (snapshotRead).
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientBase } from 'pg';
 import { fault } from './faults.ts';
 import { macMatches, open, seal } from './signed-token.ts';
+import { snapshotRead } from './snapshot.ts';
 
 export type TokenPurpose = 'incremental_cursor' | 'rebuild_cursor';
 
@@ -20,8 +22,8 @@ const FORMS: Record<TokenPurpose, { prefix: string; domain: string }> = {
 
 /** The active signing key of a purpose, created on first use. */
 async function signingKey(db: ClientBase, purpose: TokenPurpose): Promise<{ keyId: string; secret: Buffer }> {
-  const read = async () =>
-    (await db.query<{ key_id: string; secret: Buffer }>("SELECT key_id, secret FROM synchro.token_keys WHERE purpose = $1 AND state = 'active'", [purpose])).rows[0];
+  const read = () =>
+    snapshotRead(db, `signing-key:${purpose}`, async () => (await db.query<{ key_id: string; secret: Buffer }>("SELECT key_id, secret FROM synchro.token_keys WHERE purpose = $1 AND state = 'active'", [purpose])).rows[0]);
   let key = await read();
   if (key === undefined) {
     await db.query(
@@ -51,11 +53,9 @@ export async function verifyToken(db: ClientBase, purpose: TokenPurpose, token: 
   const value = opened.value;
   const keyId = (value as Record<string, unknown>).key_id;
   if (typeof keyId !== 'string') return undefined;
-  const { rows } = await db.query<{ secret: Buffer }>(
-    "SELECT secret FROM synchro.token_keys WHERE key_id = $1 AND purpose = $2 AND state IN ('active', 'verify_only')",
-    [keyId, purpose],
+  const secret = await snapshotRead(db, `verify-key:${purpose}:${keyId}`, async () =>
+    (await db.query<{ secret: Buffer }>("SELECT secret FROM synchro.token_keys WHERE key_id = $1 AND purpose = $2 AND state IN ('active', 'verify_only')", [keyId, purpose])).rows[0]?.secret,
   );
-  const secret = rows[0]?.secret;
   if (secret === undefined) return undefined;
   if (!macMatches(FORMS[purpose].domain, { secret }, opened) && !fault('skip-token-mac')) return undefined; // fault: server:skip-token-mac
   return value;

@@ -17,6 +17,24 @@ export async function readBoundary(db: PoolClient): Promise<{ boundary: Position
   return { boundary: boundaryOf(p.m), streamGeneration: p.stream_generation };
 }
 
+/** Reads remembered for the life of one snapshot, per connection (snapshotRead). */
+const snapshots = new WeakMap<object, Map<string, unknown>>();
+
+/**
+ * A read that gives the same answer for the whole snapshot (repeatable read,
+ * and nothing in the snapshot's own transaction writes what it reads) is done
+ * once per snapshot; outside a snapshot it is done every time. An undefined
+ * answer is not remembered, since the caller may then write what it looks for.
+ */
+export async function snapshotRead<T>(db: object, key: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
+  const memo = snapshots.get(db);
+  if (memo === undefined) return await read();
+  if (memo.has(key)) return memo.get(key) as T;
+  const value = await read();
+  if (value !== undefined) memo.set(key, value);
+  return value;
+}
+
 /** Runs `fn` in a repeatable-read transaction under a per-client session lock taken before the snapshot. */
 export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>): Promise<T> {
   const db = await pool.connect();
@@ -24,6 +42,7 @@ export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db
     await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
     try {
       await db.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+      snapshots.set(db, new Map());
       const out = await fn(db);
       await db.query('COMMIT');
       return out;
@@ -31,6 +50,7 @@ export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db
       await db.query('ROLLBACK').catch(() => undefined);
       throw e;
     } finally {
+      snapshots.delete(db);
       await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).catch(() => undefined);
     }
   } finally {

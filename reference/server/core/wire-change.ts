@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
+import { digestTag } from './checksums.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
 import type { TableDef } from './tables.ts';
@@ -17,6 +18,8 @@ export interface ChangeSource {
   op: 'upsert' | 'delete';
   serverVersion: string;
   row: Record<string, unknown> | null;
+  /** The row digest the capture worker stored with its tag (core/checksums.ts), if any. */
+  stored?: { digest: Buffer; tag: string } | null;
 }
 
 /** Key value in wire form (int as a JSON number, int64 and string as text). */
@@ -37,11 +40,15 @@ export function wireChange(c: ChangeSource, tables: Map<string, TableDef>, schem
   };
   if (c.row !== null) {
     // A projection that no longer fits the current table shape is an integrity failure, never a partial page.
+    // A stored digest counts only under the tag this schema and shape give; it was computed from this very row.
     let digest: Uint8Array;
-    try {
-      digest = digestRow({ schemaHash, table: table.shape, row: c.row, serverVersion: c.serverVersion }).digest;
-    } catch {
-      throw integrityFailure();
+    if (c.stored != null && c.stored.digest.length === 32 && c.stored.tag === digestTag(table, schemaHash)) digest = c.stored.digest;
+    else {
+      try {
+        digest = digestRow({ schemaHash, table: table.shape, row: c.row, serverVersion: c.serverVersion }).digest;
+      } catch {
+        throw integrityFailure();
+      }
     }
     change.row = c.row;
     change.row_checksum = checksumObject(digest);

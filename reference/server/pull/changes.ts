@@ -21,11 +21,52 @@ export interface Candidate extends ChangeSource {
   opRank: number;
 }
 
-/** At most `take` deduplicated candidates of one scope in position order. */
-export async function scopeStream(db: ClientBase, scope: string, generation: string, after: Position, boundary: Position, take: number): Promise<Candidate[]> {
-  const [al, ae, af] = triple(after);
-  const [bl, be, bf] = triple(boundary);
-  const { rows } = await db.query<{ lsn: string; event_ordinal: string; effect_ordinal: number; table_id: string; pk_text: string; pk_bytes: Buffer; op_rank: number; op: 'upsert' | 'delete'; server_version: string; row_wire: Record<string, unknown> | null }>(
+type EffectRow = {
+  lsn: string;
+  event_ordinal: string;
+  effect_ordinal: number;
+  table_id: string;
+  pk_text: string;
+  pk_bytes: Buffer;
+  op_rank: number;
+  op: 'upsert' | 'delete';
+  server_version: string;
+  row_wire: Record<string, unknown> | null;
+  row_digest?: Buffer | null;
+  digest_tag?: string | null;
+};
+
+/**
+ * The latest effect of each key in the window, walked in position order from
+ * the cursor. The worker marks an effect superseded in the same transaction
+ * that writes a later one of its key and scope, and everything this snapshot
+ * sees is at or before the boundary, so the unmarked effects are exactly the
+ * latest ones: a page is one range scan and costs its own size, not the
+ * size of the window behind it.
+ */
+async function latestPerKey(db: ClientBase, params: unknown[]): Promise<EffectRow[]> {
+  const { rows } = await db.query<EffectRow>(
+    `SELECT e.commit_lsn::text AS lsn, e.event_ordinal, e.effect_ordinal, e.table_id, e.pk_text, e.pk_bytes, e.op_rank, e.op, e.server_version, e.row_wire,
+            e.row_digest, e.digest_tag
+       FROM synchro.scope_effects e
+      WHERE e.scope_id = $1 AND e.stream_generation = $2
+        AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) > ($3::pg_lsn, $4::int8, $5::int4)
+        AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4)
+        AND NOT e.superseded
+      ORDER BY e.commit_lsn, e.event_ordinal, e.effect_ordinal
+      LIMIT $9`,
+    params,
+  );
+  return rows;
+}
+
+/**
+ * The same window deduplicated as a whole set first. It reads the whole
+ * window on every page; it stays as the path of the fault switch that keeps
+ * the oldest effect instead of the latest.
+ */
+async function wholeWindow(db: ClientBase, params: unknown[]): Promise<EffectRow[]> {
+  const { rows } = await db.query<EffectRow>(
     `WITH eligible AS (
        SELECT * FROM synchro.scope_effects
         WHERE scope_id = $1 AND stream_generation = $2
@@ -39,8 +80,17 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
        FROM retained
       ORDER BY commit_lsn, event_ordinal, effect_ordinal, table_id COLLATE "C", pk_bytes, op_rank
       LIMIT $9`,
-    [scope, generation, al, ae, af, bl, be, bf, take],
+    params,
   );
+  return rows;
+}
+
+/** At most `take` deduplicated candidates of one scope in position order. */
+export async function scopeStream(db: ClientBase, scope: string, generation: string, after: Position, boundary: Position, take: number): Promise<Candidate[]> {
+  const [al, ae, af] = triple(after);
+  const [bl, be, bf] = triple(boundary);
+  const params = [scope, generation, al, ae, af, bl, be, bf, take];
+  const rows = fault('dedupe-keeps-oldest') ? await wholeWindow(db, params) : await latestPerKey(db, params);
   return rows.map((r) => ({
     scope,
     lsn: parseLsn(r.lsn),
@@ -53,6 +103,7 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
     op: r.op,
     serverVersion: r.server_version,
     row: r.row_wire,
+    stored: r.row_digest == null || r.digest_tag == null ? null : { digest: r.row_digest, tag: r.digest_tag },
   }));
 }
 
@@ -72,4 +123,63 @@ export function mergeOrder(a: Candidate, b: Candidate): number {
 
 export function positionOf(c: Candidate): Position {
   return { kind: 'effect', lsn: c.lsn, event: c.event, effect: c.effect };
+}
+
+/** The first `limit` candidates of all scopes in merge order, whether more exist, and the scopes with nothing left. */
+export interface Merged {
+  selected: Candidate[];
+  hasMore: boolean;
+  /** Scopes all of whose candidates through the boundary are among `selected`. */
+  exhausted: Set<string>;
+}
+
+/**
+ * Merges the scopes' streams under the global limit, reading each stream in
+ * chunks as the merge reaches its end instead of `limit + 1` rows of every
+ * scope up front: what is selected, whether more exist and which scopes are
+ * exhausted come out exactly as from the whole streams, for a fraction of the
+ * reads when several scopes have changes. A chunk continues after the last
+ * position read, which is exact because the latest-per-key rule does not
+ * depend on where the window starts. The whole-window dedupe (the fault
+ * path) does depend on it, so it reads `limit + 1` at once, as it always did.
+ */
+export async function mergeStreams(
+  db: ClientBase,
+  scopes: Array<{ scope: string; after: Position }>,
+  generation: string,
+  boundary: Position,
+  limit: number,
+): Promise<Merged> {
+  const whole = fault('dedupe-keeps-oldest');
+  const chunk = whole ? limit + 1 : Math.min(limit + 1, Math.ceil((limit + 1) / Math.max(1, scopes.length)) + 1);
+  const streams = scopes.map(({ scope, after }) => ({ scope, after, rows: [] as Candidate[], next: 0, done: false }));
+  const refill = async (s: (typeof streams)[number], take: number) => {
+    const rows = await scopeStream(db, s.scope, generation, s.after, boundary, take);
+    s.rows.push(...rows);
+    s.done = rows.length < take;
+    const last = rows[rows.length - 1];
+    if (last !== undefined) s.after = positionOf(last);
+  };
+  const picked: Candidate[] = [];
+  while (picked.length <= limit) {
+    let best: (typeof streams)[number] | undefined;
+    for (const s of streams) {
+      if (s.next === s.rows.length && !s.done) await refill(s, chunk);
+      const head = s.rows[s.next];
+      if (head !== undefined && (best === undefined || mergeOrder(head, best.rows[best.next] as Candidate) < 0)) best = s;
+    }
+    if (best === undefined) break;
+    picked.push(best.rows[best.next] as Candidate);
+    best.next++;
+  }
+  const selected = picked.slice(0, limit);
+  const exhausted = new Set<string>();
+  for (const s of streams) {
+    // Everything read was selected; whether the stream has more is known, or one more row tells.
+    const unselected = s.rows.length - selected.filter((c) => c.scope === s.scope).length;
+    if (unselected > 0) continue;
+    if (!s.done) await refill(s, 1);
+    if (s.done && s.rows.length === s.next) exhausted.add(s.scope);
+  }
+  return { selected, hasMore: picked.length > limit, exhausted };
 }

@@ -13,7 +13,7 @@ import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
 import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
 import { reconcileAhead } from '../core/fault-behaviour.ts';
-import { scopeChecksum } from '../core/checksums.ts';
+import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
 import { invalidRequest } from '../core/errors.ts';
@@ -24,7 +24,7 @@ import { type Position, triple } from '../core/position.ts';
 import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
-import { type Candidate, mergeOrder, positionOf, scopeStream } from './changes.ts';
+import { type Candidate, mergeStreams, positionOf } from './changes.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
 async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {
@@ -75,19 +75,14 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     const rebuild = assignment.assigned.filter((s) => !valid.has(s) || delta.added.includes(s));
     const served = assignment.assigned.filter((s) => valid.has(s) && !delta.added.includes(s));
 
-    // Per-scope streams first, then the global limit over their merge.
-    const streams = new Map<string, Candidate[]>();
-    for (const scope of served) streams.set(scope, await scopeStream(db, scope, streamGeneration, valid.get(scope) as Position, boundary, request.limit + 1));
-    const all = [...streams.values()].flat().sort(mergeOrder);
-    const selected = all.slice(0, request.limit);
-    const hasMore = all.length > request.limit;
+    // Per-scope streams merged under the global limit.
+    const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};
     for (const scope of served) {
-      const stream = streams.get(scope) ?? [];
       const mine = selected.filter((c) => c.scope === scope);
-      const exhausted = mine.length === stream.length && stream.length <= request.limit;
+      const exhausted = done.has(scope);
       let position: Position | undefined;
       if (exhausted) position = boundary;
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
@@ -103,24 +98,26 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       has_more: hasMore,
     };
     if (!hasMore) {
-      const checksums: Record<string, unknown> = {};
-      for (const scope of [...active].sort(utf8Order)) checksums[scope] = await scopeChecksum(db, catalog.tables, catalog.current.hash, scope);
-      response.checksums = checksums;
+      response.checksums = await scopeChecksums(db, catalog.tables, catalog.current.hash, [...active].sort(utf8Order));
     }
 
     // Acknowledge presented valid cursors; a checkpoint never moves back.
-    for (const [scope, position] of valid) {
-      const [lsn, event, effect] = triple(position);
+    if (valid.size > 0) {
+      const acknowledged = [...valid].map(([scope, position]) => {
+        const [lsn, event, effect] = triple(position);
+        return { scope_id: scope, commit_lsn: lsn, event_ordinal: event, effect_ordinal: effect };
+      });
       await db.query(
         `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         SELECT $1, $2, x.scope_id, $3, x.commit_lsn::pg_lsn, x.event_ordinal::int8, x.effect_ordinal
+           FROM jsonb_to_recordset($4::jsonb) AS x(scope_id text, commit_lsn text, event_ordinal text, effect_ordinal int4)
          ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET
            stream_generation = excluded.stream_generation, commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
            effect_ordinal = excluded.effect_ordinal, acknowledged_at = now()
          WHERE synchro.checkpoints.stream_generation <> excluded.stream_generation
             OR (synchro.checkpoints.commit_lsn, synchro.checkpoints.event_ordinal, synchro.checkpoints.effect_ordinal)
              < (excluded.commit_lsn, excluded.event_ordinal, excluded.effect_ordinal)`,
-        [userId, request.client_id, scope, streamGeneration, lsn, event, effect],
+        [userId, request.client_id, streamGeneration, JSON.stringify(acknowledged)],
       );
     }
     if (valid.size > 0) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]);
