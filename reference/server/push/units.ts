@@ -75,6 +75,7 @@ function classify(m: Mutation, ctx: UnitContext): { outcome?: Outcome; table?: T
     const known = authored !== undefined && authored.hash === m.authored_schema.hash;
     const authoredHasTable = known && (authored.body.tables as Array<{ table_id: string }>).some((t) => t.table_id === m.table);
     const bad = fields.filter((id) => table === undefined || table.byId.get(id)?.writable !== true);
+    if (table !== undefined && fault('strip-incompatible-fields')) for (const id of bad.splice(0)) delete (m as { columns: Record<string, unknown> }).columns[id]; // fault: server:strip-incompatible-fields
     if ((table === undefined && authoredHasTable) || (table !== undefined && bad.length > 0)) {
       return {
         outcome: {
