@@ -55,7 +55,7 @@ Feature: Atomic Push Durability
         | 12a00006-0000-4000-8000-000000000006 | update    | notes | n-3 | V3           |          | FAULT |
       Then the response status is 503 with error code "temporary_unavailable"
       And the error body has code "temporary_unavailable", a nonempty message, "retryable": true and no member "accepted" or "rejected"
-      And the response carries a valid Retry-After header
+      And the response has a valid "Retry-After" header
       And the server holds no row "n-4" of table "notes"
       And the server holds row "n-1" of table "notes" with body "milk" at version "V1"
       And the server holds row "n-3" of table "notes" with body "bread" at version "V3"

@@ -142,7 +142,7 @@ async function execute(
     accepted: outcomes.filter((o) => o.status === 'applied'),
     rejected: outcomes.filter((o) => o.status !== 'applied'),
   });
-  await db.query(
+  if (!fault('response-not-stored')) await db.query( // fault: server:response-not-stored
     `UPDATE synchro.push_batches SET state = 'complete', http_status = 200, response_body = $4, completed_at = now()
       WHERE user_id = $1 AND client_id = $2 AND batch_id = $3`,
     [...scope, request.batch_id, body],

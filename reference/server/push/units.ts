@@ -221,6 +221,7 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
         continue;
       }
       await unitEnd(ctx, m.mutation_id, 'unit');
+      if (fault('commit-each-unit')) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'"); // fault: server:commit-each-unit
       out.push(await appliedOutcome(ctx, m, r.table));
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
