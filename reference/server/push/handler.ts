@@ -69,6 +69,7 @@ async function execute(
   const clientRow = client.rows[0];
   if (clientRow === undefined) throw authRequired();
 
+  if (fault('ledger-ttl')) await db.query("WITH b AS (DELETE FROM synchro.push_batches WHERE completed_at < $1::timestamptz - interval '365 days' RETURNING user_id, client_id, batch_id) DELETE FROM synchro.push_mutations m USING b WHERE m.user_id = b.user_id AND m.client_id = b.client_id AND m.first_batch_id = b.batch_id", [serverTime()]); // fault: server:ledger-ttl
   // Replay lookup comes before the generation and schema gates.
   const batch = await db.query<{ fp: Buffer; state: string; response_body: string | null }>(
     'SELECT fp, state, response_body FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 AND batch_id = $3',
