@@ -14,7 +14,7 @@ import type { SyncWorld } from '../support/world.ts';
 /** The reader that moves a scope's change history to its head before compaction. */
 const READER = 'retention reader';
 
-async function connectAgain(world: SyncWorld, client: WireClient): Promise<void> {
+async function connectAgain(client: WireClient): Promise<void> {
   const reply = await client.connect();
   if (reply.status !== 200) throw new Error(`client "${client.name}" could not connect again: ${reply.status} ${reply.text.slice(0, 300)}`);
 }
@@ -31,7 +31,7 @@ When(/^the operator expires the client generation of client "([^"]+)" and client
   const client = this.wire(name);
   const before = client.generation;
   await server.clients.expire(client.userId, client.clientId);
-  await connectAgain(this, client);
+  await connectAgain(client);
   if (before === undefined || client.generation === undefined || client.generation <= before) throw new Error(`client "${name}" got client_generation ${client.generation} after ${before}`);
 });
 
@@ -42,7 +42,7 @@ When(
     this.model.table(table).columns.push({ name: column, type, key: false, nullable: true });
     const client = this.wire(name);
     const before = client.schema.version;
-    await connectAgain(this, client);
+    await connectAgain(client);
     if (client.schema.version <= before) throw new Error(`client "${name}" still has schema version ${client.schema.version} after connecting again`);
   },
 );
@@ -56,7 +56,7 @@ When(/^the operator advances the retention floor of scope "([^"]+)" past every c
     if (client.generation !== undefined) await server.clients.expire(client.userId, client.clientId);
   }
   await compactScopeToHead(this, scope, READER);
-  await connectAgain(this, this.wire(name));
+  await connectAgain(this.wire(name));
 });
 
 When('the operator compacts the change history of scope {string}', async function (this: SyncWorld, scope: string) {
