@@ -6,15 +6,15 @@
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
-import { deliveredOutcomes } from '../support/push-ledger/client-outcomes.ts';
 import { baseFromCell } from '../support/push-ledger/mutation-table.ts';
-import { lastPush, labelledVersionOf } from '../support/push-ledger/state.ts';
-import { pushesOf, rowMatcher } from '../support/mutations/pushes.ts';
+import { deliveredOutcomes, pushesOf, rowMatcher } from '../support/mutations/pushes.ts';
+import { lastPush } from '../support/push-ledger/state.ts';
 import { describeQueue, queueOf, recordNamed } from '../support/mutations/queue.ts';
 import { byteOrder, fieldIdOf, labelledManifest, notedIntent, noteIntent, refOf } from '../support/mutations/schema-incompatible.ts';
 import { labelled, queueState } from '../support/mutations/state.ts';
 import { ident, publishChange } from '../support/schema-and-versions/manifests.ts';
 import { cellValue } from '../support/values.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import type { Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -49,7 +49,7 @@ When('client {string} pushes a batch under the new schema with:', async function
     const values: Obj = {};
     for (const [column, text] of Object.entries(columns)) if (text !== '') values[await fieldIdOf(this, tableName, column)] = text;
     if (operation !== 'delete') mutation.columns = values;
-    mutation.authored_schema = refOf(await labelledManifest(this, authored_schema));
+    mutation.authored_schema = refOf(labelledManifest(this, authored_schema));
     mutations.push(mutation);
   }
   await client.post('/sync/push', client.pushBody(mutations), { endpoint: 'push' });
@@ -81,8 +81,8 @@ Then(
         status,
         code,
         retryable: retryable === 'true',
-        authored_schema: refOf(await labelledManifest(this, authored)),
-        current_schema: refOf(await labelledManifest(this, current)),
+        authored_schema: refOf(labelledManifest(this, authored)),
+        current_schema: refOf(labelledManifest(this, current)),
         incompatible_field_ids: byteOrder(fields),
       },
       `the outcome of ${id}: ${JSON.stringify(outcome)}`,
@@ -147,8 +147,8 @@ Then(
     const expected = Object.fromEntries(fieldsOf(fields));
     this.assert.equal(record?.columns, expected, `authored fields of "${label}"`);
     this.assert.equal(record?.columns, was.columns, `authored fields of "${label}" against when it was remembered`);
-    this.assert.equal(record?.authoredSchema, refOf(await labelledManifest(this, schema)), `authored schema of "${label}" (${schema})`);
-    this.assert.equal(record?.baseVersion, labelledVersionOf(this, base), `base version of "${label}" (${base})`);
+    this.assert.equal(record?.authoredSchema, refOf(labelledManifest(this, schema)), `authored schema of "${label}" (${schema})`);
+    this.assert.equal(record?.baseVersion, labelledVersion(this, base), `base version of "${label}" (${base})`);
     this.assert.equal(
       { op: record?.op, recordId: record?.recordId, authoredSchema: record?.authoredSchema, baseVersion: record?.baseVersion, clientVersion: record?.clientVersion, localOrder: record?.localOrder },
       { op: was.op, recordId: was.recordId, authoredSchema: was.authoredSchema, baseVersion: was.baseVersion, clientVersion: was.clientVersion, localOrder: was.localOrder },

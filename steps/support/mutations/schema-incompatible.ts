@@ -8,7 +8,7 @@ import type { SchemaManifest } from '../../../harness/wire/index.ts';
 import { bodyOf, deliveredOf } from '../exchanges.ts';
 import { stateOf } from '../schema-and-versions/state.ts';
 import type { SyncWorld } from '../world.ts';
-import { type QueueRecord, queueState } from './state.ts';
+import type { QueueRecord } from './state.ts';
 
 export interface SchemaRef {
   version: number;
@@ -26,19 +26,11 @@ async function knownManifests(world: SyncWorld): Promise<SchemaManifest[]> {
   return out;
 }
 
-/**
- * The manifest noted under `label` (S1, S2) by the "schema is remembered as"
- * step, whichever of the two stores that step fills (the whole manifest, or
- * its version and hash, found again among the manifests of the scenario).
- */
-export async function labelledManifest(world: SyncWorld, label: string): Promise<SchemaManifest> {
-  const whole = stateOf(world).manifests.get(label);
-  if (whole !== undefined) return whole;
-  const ref = queueState(world).schemas.get(label);
-  if (ref === undefined) throw new Error(`no schema was remembered as "${label}" earlier in this scenario`);
-  const found = (await knownManifests(world)).find((m) => m.schema_version === ref.version && m.schema_hash === ref.hash);
-  if (found === undefined) throw new Error(`no manifest of this scenario is schema "${label}" (${ref.version}/${ref.hash})`);
-  return found;
+/** The manifest noted under `label` (S1, S2) by the "schema is remembered as" step. */
+export function labelledManifest(world: SyncWorld, label: string): SchemaManifest {
+  const manifest = stateOf(world).manifests.get(label);
+  if (manifest === undefined) throw new Error(`no schema was remembered as "${label}" earlier in this scenario`);
+  return manifest;
 }
 
 export function refOf(manifest: SchemaManifest): SchemaRef {
