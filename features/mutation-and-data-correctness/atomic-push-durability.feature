@@ -7,7 +7,10 @@ Feature: Atomic Push Durability
   already committed, and the retry would meet its own writes as conflicts. The
   harness runs mixed batches that must commit their accepted part, and batches
   in which an operational fault hits the last mutation, and checks that the
-  503 leaves no row, version, fence or ledger entry behind.
+  503 leaves no row, version, fence or ledger entry behind. It also kills the
+  server process (SIGKILL) while a push waits inside its transaction at its
+  last mutation: nothing of that push may be committed, and the retry is one
+  fresh execution whose replay gives the same answer.
 
   Background:
     Given a registered table "notes" with columns:
@@ -55,7 +58,7 @@ Feature: Atomic Push Durability
         | 12a00006-0000-4000-8000-000000000006 | update    | notes | n-3 | V3           |          | FAULT |
       Then the response status is 503 with error code "temporary_unavailable"
       And the error body has code "temporary_unavailable", a nonempty message, "retryable": true and no member "accepted" or "rejected"
-      And the response carries a valid Retry-After header
+      And the response has a valid "Retry-After" header
       And the server holds no row "n-4" of table "notes"
       And the server holds row "n-1" of table "notes" with body "milk" at version "V1"
       And the server holds row "n-3" of table "notes" with body "bread" at version "V3"
@@ -78,6 +81,26 @@ Feature: Atomic Push Durability
       Then the response status is 200
       And the accepted list holds mutations "12a00007-0000-4000-8000-000000000007, 12a00008-0000-4000-8000-000000000008" in this order
       And the server holds row "n-1" of table "notes" with body "FAULT" at the version returned for mutation "12a00008-0000-4000-8000-000000000008"
+
+    @cap:provision @cap:sourceSql
+    Scenario: a server killed inside the push transaction leaves nothing behind, and the retry is one fresh execution
+      Given table "notes" has a source trigger that waits at a harness gate when a row's body becomes "HOLD"
+      When client "W" sends batch "12b00007-0000-4000-8000-000000000007" in the background with:
+        | mutation_id                          | operation | table | pk   | base_version | owner_id | body |
+        | 12a00010-0000-4000-8000-000000000010 | insert    | notes | n-11 |              | alice    | figs |
+        | 12a00011-0000-4000-8000-000000000011 | update    | notes | n-1  | V1           |          | soy  |
+        | 12a00012-0000-4000-8000-000000000012 | update    | notes | n-3  | V3           |          | HOLD |
+      And the server process is killed with SIGKILL while that push waits at the gate inside its transaction
+      And the harness opens the gate and the server process is started again
+      Then the server holds no row "n-11" of table "notes"
+      And the server holds row "n-1" of table "notes" with body "milk" at version "V1"
+      And the server holds row "n-3" of table "notes" with body "bread" at version "V3"
+      When client "W" resends batch "12b00007-0000-4000-8000-000000000007" unchanged
+      Then the response status is 200
+      And the accepted list holds mutations "12a00010-0000-4000-8000-000000000010, 12a00011-0000-4000-8000-000000000011, 12a00012-0000-4000-8000-000000000012" in this order
+      And the server holds row "n-3" of table "notes" with body "HOLD" at the version returned for mutation "12a00012-0000-4000-8000-000000000012"
+      When client "W" resends batch "12b00007-0000-4000-8000-000000000007" unchanged
+      Then the response body is byte-identical to the previous response to batch "12b00007-0000-4000-8000-000000000007"
 
   Rule: a retryable operational response never stands beside a committed subset
 

@@ -54,11 +54,11 @@ Feature: Idempotency Ledger Retention
         | event           | action                                                                                                                                  |
         | a schema change | the operator publishes a new schema version that adds nullable writable column "note" of type string to table "tasks" and client "W" connects again |
 
-      @cap:compaction
+      @cap:compaction @cap:clients @cap:inspect
       Examples: retention and compaction
-        | event                     | action                                                                                  |
-        | a retention floor advance | the operator advances the retention floor of scope "user:alice" past every cursor issued so far |
-        | compaction                | the operator compacts the change history of scope "user:alice"                          |
+        | event                     | action                                                                                                                    |
+        | a retention floor advance | the operator advances the retention floor of scope "user:alice" past every cursor issued so far and client "W" connects again |
+        | compaction                | the operator compacts the change history of scope "user:alice"                                                            |
 
     @negative @cap:provision @cap:inspect @cap:clock @cap:compaction
     Scenario: no ledger row disappears while no retirement marker exists

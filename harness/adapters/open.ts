@@ -26,6 +26,8 @@ export function openServer(setup: ServerSetup, scenario: ScenarioSetup): Promise
         prepared += 1;
         return openReferenceServer(setup, { ...scenario, name: `w${process.pid}_${threadId}_${prepared}` });
       };
+      // A server the scenario will kill runs in a process of its own, started for it alone.
+      if (scenario.ownProcess === true) return start();
       return takeWarm(key, start, (server) => server.close());
     }
     case 'http':

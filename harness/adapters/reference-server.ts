@@ -109,9 +109,14 @@ async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T
 
 const projectRoot = (setup: ReferenceServerSetup) => join(setup.entry, '..', '..', '..');
 
-/** Starts `main.ts` in a process of its own, resolving once it printed its listening line. */
-async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number): Promise<HostedInstance> {
-  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', '0', '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
+/** A server in a process of its own, which a scenario may kill for real. */
+interface OwnServerProcess extends HostedInstance {
+  kill(): Promise<void>;
+}
+
+/** Starts `main.ts` in a process of its own (on `port`, or a free one for 0), resolving once it printed its listening line. */
+async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number, port = 0): Promise<OwnServerProcess> {
+  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
   const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
   if (faults.length === 0) delete env.SYNCHRO_FAULTS;
   const child = new OwnedProcess(args, { cwd: projectRoot(setup), env });
@@ -129,7 +134,7 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
   });
   try {
     const baseUrl = await withDeadline(listening, deadlineMs, () => `the reference server did not print its listening line within ${deadlineMs} ms\n${child.stderr.trim().split('\n').slice(-20).join('\n')}`);
-    return { baseUrl, logs: () => child.stderr, stop: async () => void (await child.stop(5_000)) };
+    return { baseUrl, logs: () => child.stderr, stop: async () => void (await child.stop(5_000)), kill: async () => void (await child.kill()) };
   } catch (error) {
     await child.kill();
     throw error;
@@ -150,12 +155,32 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
     });
   let started: HostedInstance;
+  let own: OwnServerProcess | undefined;
   try {
-    started = scenario.ownProcess === true ? await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs) : await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret);
+    if (scenario.ownProcess === true) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs);
+    started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret));
   } catch (error) {
     await dropDatabase().catch(() => {});
     throw error;
   }
+  // A killed process's output is kept: the logs of the scenario span every process it ran.
+  let earlierLogs = '';
+  const processControl: ServerAdapter['process'] =
+    own === undefined
+      ? undefined
+      : {
+          kill: async () => {
+            await (own as OwnServerProcess).kill();
+          },
+          restart: async () => {
+            const previous = own as OwnServerProcess;
+            await previous.kill();
+            earlierLogs += previous.logs();
+            // The same address, so the proxy and every client keep reaching it.
+            own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port));
+            started = own;
+          },
+        };
   const sql = new SqlControls(url);
   const controls = referenceControls(started.baseUrl);
   let closed = false;
@@ -177,7 +202,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       // Expiry runs first, as the reference's retention job does: expired clients no longer hold a scope's floor back.
       compact: async () => ({ expired: await controls.clients.runExpiry(), deleted: await sql.compactScopes() }),
     },
-    logs: { text: () => started.logs() },
+    logs: { text: () => earlierLogs + started.logs() },
+    ...(processControl === undefined ? {} : { process: processControl }),
     async close() {
       if (closed) return;
       closed = true;

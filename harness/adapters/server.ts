@@ -224,6 +224,17 @@ export type SeedArtifactResult =
   | { ok: true; sha256: string; schema: { version: number; hash: string }; scopes: { id: string; cardinality: number; checksum: string }[] }
   | { ok: false; check: string; message: string; killed?: { pid: number; signal: 'SIGKILL' } };
 
+/**
+ * The server's own process, offered only when the scenario asked for one
+ * (`ScenarioSetup.ownProcess`), so a scenario can kill the server for real.
+ */
+export interface ServerProcessControl {
+  /** SIGKILL: no handler of the server runs; resolves once the process has exited. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same database and the same `baseUrl`; resolves once it listens. */
+  restart(): Promise<void>;
+}
+
 /** One scenario's server: isolated state, released by `close`. */
 export interface ServerAdapter {
   readonly id: string;
@@ -243,6 +254,8 @@ export interface ServerAdapter {
   logs?: LogsControl;
   inspect?: InspectControl;
   seed?: SeedControl;
+  /** Present when the server runs in a process of its own for this scenario. */
+  process?: ServerProcessControl;
   /** Stops what the scenario started and drops its state; safe to call twice. */
   close(): Promise<void>;
 }

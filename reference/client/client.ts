@@ -129,6 +129,7 @@ export class SynchroClient {
       if (!resumeMigration(ctx)) ctx.schema = loadInstalledSchema(ctx);
       if (ctx.schema === undefined && bundled !== undefined) migrate(ctx, verifyManifest(bundled));
       if (fault('lose-rejected-on-restart')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE lifecycle_state = 'server_rejected'`).run(); // fault: client:lose-rejected-on-restart
+      if (fault('requeue-rejected-on-restart')) ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'pending' WHERE lifecycle_state = 'server_rejected'`).run(); // fault: client:requeue-rejected-on-restart
       if (fault('lose-pending-on-restart')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE lifecycle_state = 'pending'`).run(); // fault: client:lose-pending-on-restart
       const finals = ctx.db.prepare('SELECT scope_id FROM _synchro_rebuild_attempts WHERE final_checksum IS NOT NULL').all() as { scope_id: string }[];
       for (const f of finals) finishRebuild(ctx, f.scope_id);

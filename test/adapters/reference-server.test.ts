@@ -82,6 +82,25 @@ test(`each scenario gets its own database and server (${ownProcess ? 'in a proce
 });
 }
 
+test('a server in a process of its own can be killed and started again at the same address; a hosted one offers no such control', async () => {
+  const setup = prepared.setup as ReferenceServerSetup;
+  const own = await openReferenceServer(setup, { name: 'scenario_kill', faults: [], deadlineMs: 30_000, ownProcess: true });
+  const hosted = await openReferenceServer(setup, { name: 'scenario_hosted', faults: [], deadlineMs: 30_000 });
+  try {
+    assert.equal(hosted.process, undefined, 'a hosted server cannot be killed on its own');
+    assert.ok(own.process, 'a server in its own process offers kill and restart');
+    await own.process.kill();
+    await assert.rejects(fetch(`${own.baseUrl}/ready`), 'the killed server no longer answers');
+    await own.process.restart();
+    const again = (await (await fetch(`${own.baseUrl}/__test/started`)).json()) as { database: string };
+    assert.equal(again.database, 'synchro_scenario_kill', 'the restarted server runs on the same database and address');
+  } finally {
+    await own.close();
+    await hosted.close();
+  }
+  await assert.rejects(fetch(`${own.baseUrl}/ready`), 'the restarted server is stopped at teardown');
+});
+
 test('a sensitivity run switches a server fault on in the scenario server, and the feature notices', { skip: markedSwitches().length === 0 && 'no server switch is marked in reference/ yet' }, async () => {
   const fault = markedSwitches().find((marked) => marked.kind === 'server')?.name as string;
   const fixtures = new URL('./fixtures/', import.meta.url).pathname;

@@ -115,6 +115,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
       `INSERT OR REPLACE INTO _synchro_rejected_mutations(mutation_id, table_name, record_id, status, code, message, server_row_json, server_version, rejection_json, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, row === undefined ? null : JSON.stringify(row), version ?? null, JSON.stringify(o), ctx.clock.now());
+  if (o.code === 'schema_incompatible' && fault('drop-incompatible-values')) ctx.db.prepare('DELETE FROM _synchro_mutation_values WHERE mutation_id = ? AND field_id IN (SELECT value FROM json_each(?))').run(rec.mutation_id, JSON.stringify(o.incompatible_field_ids ?? [])); // fault: client:drop-incompatible-values
   if (o.status === 'conflict' && table !== undefined && !fault('conflict-keeps-old-base')) { // fault: client:conflict-keeps-old-base
     if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified, row);
     else forgetVersion(ctx, table, rec.record_id);

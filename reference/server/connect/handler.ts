@@ -65,7 +65,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
     const scope = [userId, request.client_id];
     const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
-    if (retired.rowCount !== 0) throw new SyncError('client_retired', 'client has been retired');
+    if (retired.rowCount !== 0 && !(fault('retired-id-reregisters') && request.client_generation === undefined)) throw new SyncError('client_retired', 'client has been retired'); // fault: server:retired-id-reregisters
     // Connect has no failing gate between retirement and admission: it renews an expired generation and dispatches the schema instead.
     admit();
     const existing = await db.query<{ client_generation: string; scope_set_version: string; expired: boolean }>(

@@ -9,6 +9,7 @@
  * the latter only moves the cutoff past any activity.
  */
 import type { Pool } from 'pg';
+import { fault } from '../core/faults.ts';
 
 export interface ExpiredClient {
   user_id: string;
@@ -32,6 +33,7 @@ async function markExpired(pool: Pool, cutoff: Date | 'infinity', only?: { userI
         RETURNING user_id, client_id, client_generation`,
       params,
     );
+    if (fault('expiry-drops-ledger')) await db.query('WITH m AS (DELETE FROM synchro.push_mutations WHERE (user_id, client_id) IN (SELECT user_id, client_id FROM synchro.clients WHERE expired)) DELETE FROM synchro.push_batches WHERE (user_id, client_id) IN (SELECT user_id, client_id FROM synchro.clients WHERE expired)'); // fault: server:expiry-drops-ledger
     await db.query('COMMIT');
     return rows.map((r) => ({ user_id: r.user_id, client_id: r.client_id, client_generation: Number(r.client_generation) }));
   } catch (e) {

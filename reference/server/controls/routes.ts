@@ -12,6 +12,7 @@ import { checkContentType, parseBody, readBody } from '../core/body.ts';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS } from '../core/capture-control.ts';
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
+import { fault } from '../core/faults.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 
@@ -181,7 +182,7 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
       run: async (req, res) => {
         const { userId, clientId } = clientIdentity(await body(req));
         // The operator's SQL entry point, so retirement has one implementation.
-        const { rows } = await pool.query<{ id: string }>('SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]);
+        const { rows } = await pool.query<{ id: string }>(fault('retire-without-marker') ? 'WITH m AS (DELETE FROM synchro.push_mutations WHERE user_id = $1 AND client_id = $2) DELETE FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 RETURNING NULL::text AS id' : 'SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]); // fault: server:retire-without-marker
         sendJson(res, { retirement_id: rows[0]?.id });
       },
     },

@@ -69,6 +69,7 @@ async function execute(
   const clientRow = client.rows[0];
   if (clientRow === undefined) throw authRequired();
 
+  if (fault('ledger-ttl')) await db.query("WITH b AS (DELETE FROM synchro.push_batches WHERE completed_at < $1::timestamptz - interval '365 days' RETURNING user_id, client_id, batch_id) DELETE FROM synchro.push_mutations m USING b WHERE m.user_id = b.user_id AND m.client_id = b.client_id AND m.first_batch_id = b.batch_id", [serverTime()]); // fault: server:ledger-ttl
   // Replay lookup comes before the generation and schema gates.
   const batch = await db.query<{ fp: Buffer; state: string; response_body: string | null }>(
     'SELECT fp, state, response_body FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 AND batch_id = $3',
@@ -142,7 +143,7 @@ async function execute(
     accepted: outcomes.filter((o) => o.status === 'applied'),
     rejected: outcomes.filter((o) => o.status !== 'applied'),
   });
-  await db.query(
+  if (!fault('response-not-stored')) await db.query( // fault: server:response-not-stored
     `UPDATE synchro.push_batches SET state = 'complete', http_status = 200, response_body = $4, completed_at = now()
       WHERE user_id = $1 AND client_id = $2 AND batch_id = $3`,
     [...scope, request.batch_id, body],

@@ -75,6 +75,7 @@ function classify(m: Mutation, ctx: UnitContext): { outcome?: Outcome; table?: T
     const known = authored !== undefined && authored.hash === m.authored_schema.hash;
     const authoredHasTable = known && (authored.body.tables as Array<{ table_id: string }>).some((t) => t.table_id === m.table);
     const bad = fields.filter((id) => table === undefined || table.byId.get(id)?.writable !== true);
+    if (table !== undefined && fault('strip-incompatible-fields')) for (const id of bad.splice(0)) delete (m as { columns: Record<string, unknown> }).columns[id]; // fault: server:strip-incompatible-fields
     if ((table === undefined && authoredHasTable) || (table !== undefined && bad.length > 0)) {
       return {
         outcome: {
@@ -220,6 +221,7 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
         continue;
       }
       await unitEnd(ctx, m.mutation_id, 'unit');
+      if (fault('commit-each-unit')) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'"); // fault: server:commit-each-unit
       out.push(await appliedOutcome(ctx, m, r.table));
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
