@@ -11,6 +11,7 @@ import { reconcile } from '../core/assignment.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { integrityFailure, invalidRequest, SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
+import { checkConnectText } from '../core/input-limits.ts';
 import type { ManifestStore } from '../core/manifests.ts';
 import { deltaForPresented } from '../core/scope-history.ts';
 import { bridgeCursors } from './bridge.ts';
@@ -54,6 +55,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
   protocolGate(value);
   await runtimeGate(pool, value);
   const request = validateConnect(value);
+  checkConnectText(request);
   const fresh = isSentinel(request.schema);
   if (fresh && (request.client_generation !== undefined || request.schema_reset === true || request.scope_set_version !== 0 || Object.keys(request.known_scopes).length > 0)) {
     throw invalidReference(request.schema, 'the fresh sentinel is only for a new client');
