@@ -26,7 +26,7 @@ function invalidReference(schema: { version: number; hash: string }, message = '
 function protocolGate(value: unknown): void {
   const v = value as Record<string, unknown>;
   if (fault('protocol-from-app-version') && typeof v.app_version === 'string') v.protocol_version = Number(v.app_version.split('.')[0]); // fault: server:protocol-from-app-version
-  if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isInteger(v.protocol_version)) {
+  if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isSafeInteger(v.protocol_version)) {
     throw new SyncError('upgrade_required', 'protocol version 3 is required', {
       required_protocol_version: 3,
       received_protocol_version: v.protocol_version,
