@@ -19,6 +19,7 @@ import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { findFault, switchName } from '../faults/registry.ts';
 import { loadRunConfig, RUN_CONFIG_FILE } from '../run/run-config.ts';
+import { FixtureError } from './fixture.ts';
 import { type ProfileOptions, runProfile } from './profile.ts';
 import { formatReport } from './report.ts';
 import type { TokenMaterial } from './tokens.ts';
@@ -130,7 +131,14 @@ export async function main(args: string[]): Promise<number> {
     log: (line: string) => console.log(line),
   };
   console.log(`robustness profile: seed ${seed}, ${runs} generated requests per endpoint`);
-  const report = await runAgainst(server, faults, options);
+  let report: ProfileReport;
+  try {
+    report = await runAgainst(server, faults, options);
+  } catch (error) {
+    // A server that does not let a client connect cannot be fuzzed: say what it answered.
+    if (error instanceof FixtureError) throw new UsageError(`the robustness profile could not start against this server: ${error.message}`);
+    throw error;
+  }
   const outDir = resolve(values.out);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'robustness.json'), `${JSON.stringify(report, null, 2)}\n`);

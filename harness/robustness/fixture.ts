@@ -63,6 +63,9 @@ export interface Fixture {
   notes: string[];
 }
 
+/** The profile cannot start: the server did not let a client set up the valid starting point. */
+export class FixtureError extends Error {}
+
 /** A JSON POST with a bearer token; returns status and parsed body (undefined when not JSON). */
 export async function postJson(baseUrl: string, path: string, token: string, body: unknown): Promise<{ status: number; json: Json | undefined }> {
   const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
@@ -122,7 +125,7 @@ async function connectFresh(baseUrl: string, userId: string, token: string, note
   const clientId = `robustness-client-${userId.slice(-1)}-${randomBytes(4).toString('hex')}`;
   const body = { client_id: clientId, platform: 'robustness', app_version: '1.0.0', protocol_version: 3, schema: { version: 0, hash: '' }, scope_set_version: 0, known_scopes: {} };
   const r = await postJson(baseUrl, '/sync/connect', token, body);
-  if (r.status !== 200 || r.json === undefined) throw new Error(`the fixture could not connect a fresh client: ${describe('connect', r)}`);
+  if (r.status !== 200 || r.json === undefined) throw new FixtureError(`a fresh client could not connect: ${describe('connect', r)}`);
   const schema = r.json.schema as SchemaRef;
   const added = ((r.json.scopes as { add?: { id: string }[] } | undefined)?.add ?? []).map((s) => s.id);
   const scope = added.find((s) => s === `user:${userId}`) ?? added[0] ?? `user:${userId}`;
@@ -195,6 +198,15 @@ function pushBase(f: { a: ClientState; schema: SchemaRef; table: TableInfo }): J
 }
 
 export async function setUpFixture(server: ServerAdapter): Promise<Fixture> {
+  try {
+    return await setUp(server);
+  } catch (error) {
+    if (error instanceof FixtureError) throw error;
+    throw new FixtureError(`setting up the fixture failed: ${(error as Error).message}`);
+  }
+}
+
+async function setUp(server: ServerAdapter): Promise<Fixture> {
   const notes: string[] = [];
   await provisionTable(server, notes);
   const [tokenA, tokenB] = await Promise.all([server.token(USER_A), server.token(USER_B)]);

@@ -109,7 +109,10 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
     if (!part.first.has(finding.class)) part.first.set(finding.class, observed);
     const existing = report.findings.find((f) => f.class === finding.class);
     if (existing) existing.count += 1;
-    else report.findings.push({ class: finding.class, part: report.part, count: 1, minimal: { request: describeRequest(observed.request, fixture.a.token), answer: describeOutcome(observed.outcome), detail: finding.detail }, shrinking: 'as generated' });
+    else {
+      const generated = (ENDPOINTS as readonly string[]).includes(report.part);
+      report.findings.push({ class: finding.class, part: report.part, count: 1, minimal: { request: describeRequest(observed.request, fixture.a.token), answer: describeOutcome(observed.outcome), detail: finding.detail }, shrinking: generated ? 'as generated' : 'a fixed probe, minimal as written' });
+    }
   };
 
   /** Sends one part's requests in order, comparing the state around every chunk of refused ones. */
