@@ -65,9 +65,20 @@ function newPart(part: Part): PartState {
   return { report: { part, sent: 0, answers: {}, findings: [], notRun: [], notes: [] }, first: new Map() };
 }
 
+/** A bearer JWT shown as its decoded header and payload (what a probe changed is there), else shortened. */
+function describeAuthorization(value: string, token?: string): string {
+  if (token !== undefined && value === `Bearer ${token}`) return "Bearer <A's token>";
+  const parts = value.startsWith('Bearer ') ? value.slice(7).split('.') : [];
+  if (parts.length === 3) {
+    const [header, payload] = parts.slice(0, 2).map((p) => readableBody(Buffer.from(p, 'base64url'), 200));
+    return `Bearer <JWT ${header}.${payload}${parts[2] === '' ? ', no signature' : ''}>`;
+  }
+  return value.length > 80 ? `${value.slice(0, 60)}…` : value;
+}
+
 export function describeRequest(request: FuzzRequest, token?: string): string {
   if (request.method === 'RAW') return `raw octets (${request.label}): ${readableBody(request.body, 300).replaceAll('\\u000d\\u000a', '\\r\\n')}`;
-  const headers = request.headers.map(([name, value]) => `${name}: ${token !== undefined && value === `Bearer ${token}` ? "Bearer <A's token>" : value.length > 80 ? `${value.slice(0, 60)}…` : value}`);
+  const headers = request.headers.map(([name, value]) => `${name}: ${name.toLowerCase() === 'authorization' ? describeAuthorization(value, token) : value.length > 80 ? `${value.slice(0, 60)}…` : value}`);
   return `${request.method} ${request.path} (${request.label})\n      headers ${headers.join(' | ') || '(none)'}\n      body ${readableBody(request.body)}`;
 }
 
@@ -98,7 +109,7 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
   const stillReady = async (part: PartState) => {
     if (!readyAtStart || part.report.findings.some((f) => f.class === 'not-ready')) return;
     const now = await readiness(server, 30_000);
-    if (!now.ready) part.report.findings.push({ class: 'not-ready', part: part.report.part, count: part.report.sent, minimal: { request: `one of the ${part.report.sent} requests of the part`, answer: '', detail: now.detail }, shrinking: 'not located' });
+    if (!now.ready) part.report.findings.push({ class: 'not-ready', part: part.report.part, count: 1, minimal: { request: `one of the ${part.report.sent} requests of the part`, answer: '', detail: now.detail }, shrinking: 'not located' });
   };
   const record = (part: PartState, observed: Observed) => {
     const { report } = part;
@@ -123,16 +134,19 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
     const close = async () => {
       if (chunk.length === 0) return;
       const after = await reader.picture();
+      let next = after;
       if (accepted) state.requestsNotCompared += chunk.length;
       else {
         state.comparisons += 1;
         state.requestsCompared += chunk.length;
         const changed = stateDifferences(before, after);
-        // Locating the change sends the chunk again, so the state is read anew after it.
-        if (changed.length > 0) await stateChange(part, chunk, changed, after);
-        before = changed.length > 0 ? await reader.picture() : after;
+        if (changed.length > 0) {
+          await stateChange(part, chunk, changed, after);
+          // Locating the change sent the chunk again: the next chunk starts from the state as it is now.
+          next = await reader.picture();
+        }
       }
-      if (accepted) before = after;
+      before = next;
       chunk = [];
       accepted = false;
     };
@@ -153,7 +167,7 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
   /** Finds which request of a chunk changes state by sending them again one at a time, within the shrink bound. */
   const stateChange = async (part: PartState, chunk: { index: number; request: FuzzRequest }[], changed: string[], after: Map<string, string>) => {
     const { report } = part;
-    const summary = { class: 'state-change' as const, part: report.part, count: chunk.length };
+    const summary = { class: 'state-change' as const, part: report.part, count: 1 };
     let minimal = { request: `one of ${chunk.length} refused requests (${chunk[0]?.index ?? 0}..${chunk.at(-1)?.index ?? 0} of the part); sending them again one at a time changed nothing`, answer: '', detail: changed.join('\n      ') };
     const deadline = performance.now() + options.shrinkMs;
     let before = after;
@@ -169,7 +183,7 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
       before = now;
     }
     const existing = report.findings.find((f) => f.class === 'state-change');
-    if (existing) existing.count += chunk.length;
+    if (existing) existing.count += 1;
     else report.findings.push({ ...summary, minimal, shrinking: 'found by sending the chunk again one request at a time' });
   };
 
@@ -213,7 +227,7 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
       state.comparisons += 1;
       state.requestsCompared += probes.length;
       await stillReady(transport);
-      if (changed.length > 0) transport.report.findings.push({ class: 'state-change', part: 'transport', count: probes.length, minimal: { request: `one of the ${probes.length} transport probes`, answer: '', detail: changed.join('\n      ') }, shrinking: 'not located' });
+      if (changed.length > 0) transport.report.findings.push({ class: 'state-change', part: 'transport', count: 1, minimal: { request: `one of the ${probes.length} transport probes`, answer: '', detail: changed.join('\n      ') }, shrinking: 'not located' });
       log(`transport: ${transport.report.sent} requests`);
     }
     await slow;

@@ -33,7 +33,8 @@ export function formatReport(report: ProfileReport, replay: string): string {
   const findings = report.parts.flatMap((p) => p.findings);
   for (const finding of findings) {
     lines.push('');
-    lines.push(`FINDING ${finding.class} in ${finding.part}: ${thousands(finding.count)} requests ${FINDING_MEANING[finding.class]}`);
+    const times = finding.class === 'state-change' || finding.class === 'not-ready' ? `${thousands(finding.count)} time${finding.count === 1 ? '' : 's'}` : `${thousands(finding.count)} request${finding.count === 1 ? '' : 's'}`;
+    lines.push(`FINDING ${finding.class} in ${finding.part} (${times}): the server ${FINDING_MEANING[finding.class]}`);
     lines.push(`  minimal request (${finding.shrinking}): ${finding.minimal.request}`);
     if (finding.minimal.answer !== '') lines.push(`  answer: ${finding.minimal.answer}`);
     lines.push(`  why: ${finding.minimal.detail}`);

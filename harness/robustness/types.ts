@@ -48,15 +48,16 @@ export type Outcome = { kind: 'answer'; answer: Answer } | { kind: 'hang'; ms: n
 export const FINDING_CLASSES = ['server-error', 'bad-envelope', 'unexpected-code', 'accepted', 'hang', 'no-answer', 'state-change', 'not-ready'] as const;
 export type FindingClass = (typeof FINDING_CLASSES)[number];
 
+/** What the server did, completing "the server ...". */
 export const FINDING_MEANING: Readonly<Record<FindingClass, string>> = {
   'server-error': 'answered with a 5xx',
   'bad-envelope': 'answered without the error envelope (or with a status its code does not have)',
-  'unexpected-code': 'refused with a code the code table does not give this request',
+  'unexpected-code': 'refused with a code the code table does not give the request',
   accepted: 'accepted a request the protocol requires it to refuse',
   hang: 'did not answer within the hang bound',
   'no-answer': 'closed the connection without an answer',
   'state-change': 'changed durable state while refusing requests',
-  'not-ready': 'left the server not ready (GET /ready or capture) after the part',
+  'not-ready': 'was no longer ready (GET /ready or capture) after the part',
 };
 
 export interface Verdict {
@@ -68,7 +69,7 @@ export interface Verdict {
 export interface FindingReport {
   class: FindingClass;
   part: Part;
-  /** How many requests of the part showed it. */
+  /** How many requests of the part showed it (for a state change: how many compared runs changed; for not-ready: 1). */
   count: number;
   /** The smallest request found that still shows it, after shrinking when the part is generated. */
   minimal: { request: string; answer: string; detail: string };
