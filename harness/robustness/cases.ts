@@ -36,6 +36,7 @@ export type CaseSpec =
   | { kind: 'long'; slot: number; length: number; wide: boolean; seed: number }
   | { kind: 'nest'; slot: number; depth: number }
   | { kind: 'oversize'; extra: number }
+  | { kind: 'count'; slot: number; past: number }
   | { kind: 'duplicate'; slot: number }
   | { kind: 'raw'; body: number }
   | { kind: 'header'; variant: number }
@@ -68,6 +69,7 @@ export function caseArbitrary(): fc.Arbitrary<CaseSpec> {
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('duplicate' as const), slot: index }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('nest' as const), slot: index, depth: fc.integer({ min: 2, max: 5_000 }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('oversize' as const), extra: fc.integer({ min: 1, max: 65_536 }) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('count' as const), slot: index, past: fc.integer({ min: 0, max: 2 }) }) },
   );
 }
 
@@ -209,15 +211,16 @@ function edit(root: Json, slot: Slot, replacement: unknown): void {
  * and never reach the code they are meant to reach.
  */
 function freshIds(body: Json, spec: CaseSpec): void {
-  const digest = createHash('sha256').update(JSON.stringify(spec)).digest('hex');
-  const uuid = (n: number) => {
-    const hex = createHash('sha256').update(`${digest}:${n}`).digest('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-  };
-  body.batch_id = uuid(0);
+  body.batch_id = caseUuid(spec, 0);
   (body.mutations as Json[]).forEach((m, n) => {
-    m.mutation_id = uuid(n + 1);
+    m.mutation_id = caseUuid(spec, n + 1);
   });
+}
+
+/** The n-th UUID of a case: derived from the case description, so replaying the case sends the same ones. */
+function caseUuid(spec: CaseSpec, n: number): string {
+  const hex = createHash('sha256').update(`${JSON.stringify(spec)}:${n}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 const valueAt = (root: Json, slot: Slot): unknown => slot.path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)?.[key], root);
@@ -306,6 +309,22 @@ export function buildCase(ctx: CaseContext, spec: CaseSpec): FuzzRequest {
     case 'oversize': {
       body.robustness_padding = 'x'.repeat(Math.max(0, BODY_LIMIT - valid.length) + spec.extra);
       return judged(`body ${spec.extra} octets past 1 MiB (in an extra member)`, writer.render(body));
+    }
+    case 'count': {
+      // At the schema's count limit (valid, so only survived) and one or two past it (refused).
+      const slot = pick(valueSlots.filter((s) => s.maxCount !== undefined), spec.slot);
+      if (slot === undefined) break;
+      const target = valueAt(body, slot) as unknown[] | Json;
+      const count = (slot.maxCount as number) + spec.past;
+      if (Array.isArray(target)) {
+        const first = target[0] as Json;
+        const copies = Array.from({ length: count - target.length }, (_, n) => ({ ...first, ...('mutation_id' in first ? { mutation_id: caseUuid(spec, 1_000 + n) } : {}) }));
+        target.push(...copies);
+      } else {
+        const [name, value] = Object.entries(target)[0] ?? ['member', null];
+        for (let n = Object.keys(target).length; n < count; n++) setMember(target, `${name}_${n}`, value);
+      }
+      return judged(`${pointerOf(slot)} with ${count} ${Array.isArray(target) ? 'items' : 'members'} (the schema allows ${slot.maxCount})`, writer.render(body), slot);
     }
     case 'duplicate': {
       const slot = pick(slots.filter((s) => s.target === 'value' && s.closed !== undefined && Object.keys((valueAt(base, s) as Json) ?? {}).length > 0), spec.slot) as Slot;

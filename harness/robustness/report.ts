@@ -25,7 +25,7 @@ export function formatReport(report: ProfileReport, replay: string): string {
   }
   const { state } = report;
   lines.push(
-    `state (read through ${state.method === 'inspect' ? 'the inspect capability' : 'the protocol: connect and pull of client A'}): ${state.comparisons} comparisons over ${thousands(state.requestsCompared)} requests` +
+    `state (read through ${state.method === 'inspect' ? 'the inspect capability' : 'the protocol: connect and pull of client A'}): ${state.comparisons} comparison${state.comparisons === 1 ? '' : 's'} over ${thousands(state.requestsCompared)} requests` +
       (state.requestsNotCompared > 0 ? `; ${thousands(state.requestsNotCompared)} requests not compared (their chunk held an accepted request)` : ''),
   );
   const notRun = report.parts.flatMap((p) => p.notRun.map((n) => `${p.part}: ${n}`));

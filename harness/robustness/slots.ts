@@ -27,6 +27,8 @@ export interface Slot {
   required: boolean;
   /** For object values: whether unknown members are refused (otherwise it is a map of some value schema). */
   closed?: boolean;
+  /** For arrays and maps: the most items or members the schema allows. */
+  maxCount?: number;
 }
 
 let schemasById: Map<string, Schema> | undefined;
@@ -125,6 +127,13 @@ function integerInfo(located: Located): Slot['integer'] {
   return bounds;
 }
 
+function maxCountOf(located: Located, keyword: 'maxItems' | 'maxProperties'): number | undefined {
+  const here = deref(located);
+  const all = [here, ...((here.schema.allOf as Schema[] | undefined) ?? []).map((s) => deref({ schema: s, base: here.base }))];
+  const bounds = all.map((part) => part.schema[keyword]).filter((n): n is number => typeof n === 'number');
+  return bounds.length === 0 ? undefined : Math.min(...bounds);
+}
+
 function textConstrained(located: Located): boolean {
   const { schema } = deref(located);
   return typeof schema.pattern === 'string' || schema.const !== undefined || Array.isArray(schema.enum) || typeof schema.format === 'string';
@@ -136,6 +145,8 @@ function walk(value: unknown, located: Located, path: (string | number)[], requi
   const slot: Slot = { path, target: 'value', types: typesOf(located), constrainedText: type === 'string' && textConstrained(here), required };
   if (type === 'integer') slot.integer = integerInfo(here);
   if (type === 'object') slot.closed = isClosed(here);
+  const maxCount = type === 'array' ? maxCountOf(here, 'maxItems') : type === 'object' ? maxCountOf(here, 'maxProperties') : undefined;
+  if (maxCount !== undefined) slot.maxCount = maxCount;
   out.push(slot);
   if (type === 'array') {
     const items = here.schema.items as Schema | undefined;
