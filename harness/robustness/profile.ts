@@ -237,7 +237,6 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
   } finally {
     sender.close();
   }
-  for (const part of states.values()) part.report.notes.push(...(part.report.part === 'push' ? fixture.notes.filter((n) => n.includes('table')) : []));
   const reports = [...states.values()].map((s) => s.report);
   return {
     server: { id: server.id, description: server.id },
@@ -245,6 +244,7 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
     runsPerEndpoint: options.runs,
     hangMs: options.hangMs,
     faults: [...(options.faults ?? [])],
+    setUpNotes: fixture.notes,
     parts: reports,
     state,
     sent: reports.reduce((sum, r) => sum + r.sent, 0),

@@ -18,6 +18,7 @@ export function formatReport(report: ProfileReport, replay: string): string {
   const lines: string[] = [];
   lines.push(`robustness profile against ${report.server.description}`);
   lines.push(`seed ${report.seed}, ${thousands(report.runsPerEndpoint)} generated requests per endpoint, hang bound ${report.hangMs} ms${report.faults.length > 0 ? `, fault switches ${report.faults.join(', ')}` : ''}`);
+  for (const note of report.setUpNotes) lines.push(`set-up: ${note}`);
   const width = Math.max(...report.parts.map((p) => p.part.length));
   for (const part of report.parts) {
     lines.push(`  ${part.part.padEnd(width)}  ${thousands(part.sent).padStart(6)} sent  ${answers(part.answers) || '(nothing sent)'}`);

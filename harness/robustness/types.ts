@@ -104,6 +104,8 @@ export interface ProfileReport {
   runsPerEndpoint: number;
   hangMs: number;
   faults: string[];
+  /** What the fixture could not set up on this server (no table to push to, no cursor), said once. */
+  setUpNotes: string[];
   parts: PartReport[];
   state: StateReport;
   sent: number;
