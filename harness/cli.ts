@@ -19,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   plan: { summary: 'list the step files defining each requirement\'s steps and every undefined or ambiguous step, without running', load: () => import('./plan/command.ts') },
   vectors: { summary: 'check the canonical codec against test vector packs', load: () => import('./vectors/command.ts') },
   sensitivity: { summary: 'run each invariant under its faults and require it to fail', load: () => import('./sensitivity/command.ts') },
+  fuzz: { summary: 'the robustness profile: malformed requests, forged tokens and slow clients against a server', load: () => import('./robustness/command.ts') },
 };
 
 export function usage(): string {

@@ -4,11 +4,13 @@
  *
  * Stages: lint, typecheck, the real catalog's mapping check, the vector packs,
  * the unit and property tests (node:test), the conformance suite against the
- * reference, and the sensitivity run. Each stage runs even when an earlier one
+ * reference, the sensitivity run, and the robustness profile against the
+ * reference. Each stage runs even when an earlier one
  * failed, so one run shows everything that is wrong.
  *
- * Counting: each unit test, each conformance requirement and each Rule of
- * the sensitivity run counts once; the single-shot stages (lint, typecheck,
+ * Counting: each unit test, each conformance requirement, each Rule of
+ * the sensitivity run and each part of the robustness profile (an endpoint or
+ * a probe group) counts once; the single-shot stages (lint, typecheck,
  * mapping, vectors) count once each. Requirements that are undetermined or
  * not-applicable are counted as skipped: they are never passed. Each stage's
  * summary line says how long it took.
@@ -111,6 +113,31 @@ function sensitivity(): void {
   summary(`sensitivity run: ${result.total.detected} of ${result.total.total} rules detected by a Then step of their rule, ${notRun.length} requirements not run (not passed without their faults)${status !== 0 && undetected === 0 ? ' (the run itself failed)' : ''}`);
 }
 
+/** Generated requests per endpoint in `npm test`; a release run uses 10,000 (docs/robustness.md). */
+const ROBUSTNESS_RUNS = 2_000;
+
+function robustness(): void {
+  banner('robustness profile against the reference');
+  const file = join(root, 'reports/robustness.json');
+  rmSync(file, { force: true });
+  const status = run(node, ['harness/cli.ts', 'fuzz', '--server', 'reference', '--runs', String(ROBUSTNESS_RUNS), '--out', 'reports']);
+  if (!existsSync(file)) {
+    totals.failed += 1;
+    summary('robustness profile: FAILED (no report written)');
+    return;
+  }
+  const report = JSON.parse(readFileSync(file, 'utf8')) as { seed: number; sent: number; parts: { part: string; findings: unknown[] }[] };
+  // Each part (an endpoint or a probe group) counts once: passed when it gave no finding.
+  const failedParts = report.parts.filter((p) => p.findings.length > 0);
+  const broken = status !== 0 && failedParts.length === 0;
+  totals.passed += report.parts.length - failedParts.length;
+  totals.failed += failedParts.length + (broken ? 1 : 0);
+  const findings = report.parts.reduce((n, p) => n + p.findings.length, 0);
+  summary(
+    `robustness profile: ${report.parts.length - failedParts.length} parts passed, ${failedParts.length} failed${failedParts.length > 0 ? ` (${failedParts.map((p) => p.part).join(', ')})` : ''}; ${report.sent.toLocaleString('en-US')} requests, ${findings} findings, seed ${report.seed}${broken ? ' (the run itself failed)' : ''}`,
+  );
+}
+
 // The real catalog sits beside the checkout (../shared); without it only the
 // self-contained stages can run, and the rest are reported as skipped.
 const catalog = join(root, '../shared/seeds/invariants-catalog.md');
@@ -128,6 +155,7 @@ if (haveCatalog) {
   totals.skipped += 3;
   lines.push(`catalog mapping, conformance suite, sensitivity run: SKIPPED (no catalog at ${catalog})`);
 }
+robustness();
 
 banner('summary');
 for (const line of lines) console.log(line);

@@ -20,19 +20,21 @@ import { loadRecords } from '../catalog/records.ts';
 import { parseCommandLine } from '../cli-args.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError } from '../errors.ts';
 import { formatSummary, writeReports } from '../report/write.ts';
+import { fromRunArgs } from '../robustness/run-args.ts';
 import { vectorSetHash } from '../vectors/command.ts';
 import { FEATURE_PATHS, runFeatures, STEP_IMPORTS } from './cucumber.ts';
 import { loadRunConfig, RUN_CONFIG_FILE } from './run-config.ts';
 import { describeSetup, openSession, workersFor } from './session.ts';
 
-export const USAGE = `run [--server <adapter|config.json>] [--client <adapter|config.json>] [--profile server|client|full]
+export const USAGE = `run [--server <adapter|config.json>] [--client <adapter|config.json>] [--profile server|client|full|robustness]
     [--tags <expression>] [--parallel N] [--fault <name>] [--config ${RUN_CONFIG_FILE}] [--records invariants.yaml] [--out reports]
   Runs every feature (or those the profile and tags select) against the adapters
   and writes the reports. --fault runs them with one registered fault injected
   (what the sensitivity run does per recipe), to see a fault's effect by hand. Adapters and options default to ${RUN_CONFIG_FILE}
   when it exists, else to the reference server and client. An adapter is
   "reference" or the path of a JSON adapter config: an HTTP server, a TypeScript
-  adapter module or a client process (docs/adapters.md).`;
+  adapter module or a client process (docs/adapters.md).
+  --profile robustness runs the robustness profile instead (the fuzz command and its options).`;
 
 const OPTIONS = {
   server: { type: 'string' },
@@ -68,6 +70,8 @@ function locate(spec: AdapterSpec, baseDir: string): AdapterSpec {
 }
 
 export async function main(args: string[]): Promise<number> {
+  const robustness = fromRunArgs(args);
+  if (robustness !== undefined) return await (await import('../robustness/command.ts')).main(robustness);
   const { values } = parseCommandLine({ args, options: OPTIONS, allowPositionals: false }, USAGE);
   if (values.help) {
     console.log(USAGE);

@@ -12,6 +12,7 @@ import { Admission } from './core/admission.ts';
 import { newClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
 import { installSchema } from './db/install.ts';
+import type { ConnectionLimits } from './http-limits.ts';
 import { createSyncServer } from './router.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
@@ -46,6 +47,8 @@ export interface StartOptions {
    * otherwise it reads the process clock.
    */
   ownClock?: boolean;
+  /** Header and body timeouts and the connection cap; each absent member keeps its default (http-limits.ts). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -69,6 +72,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
     ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, ...(capture === undefined ? {} : { capture }) }) } : {}),
     ...(options.ownClock === true ? { clock: newClock() } : {}),
+    ...(options.connectionLimits !== undefined ? { connectionLimits: options.connectionLimits } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

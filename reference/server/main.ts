@@ -6,9 +6,16 @@
  *   node reference/server/main.ts [--host 127.0.0.1] [--port 0] [--database-url <url>]
  *     [--jwt-secret <secret>] [--test-controls] [--demo]
  *     [--stale-client-interval 30d] [--max-in-flight <n | endpoint=n,...>] [--capture]
+ *     [--body-timeout 10s] [--max-connections 256]
  *
  * --test-controls serves the /__test/ endpoints (clock, client expiry and
  * retirement) to loopback peers; it refuses a non-loopback --host.
+ *
+ * The embedded database lives only as long as this process: a guard process
+ * stops it and removes its files even when this one is killed (demo.ts). To
+ * keep data and tokens across restarts, run against a database of your own
+ * with a fixed secret (--database-url, --jwt-secret), as the start-up lines
+ * say.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -19,9 +26,24 @@ import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/st
 import { parseAdmissionLimits } from './core/admission.ts';
 import { type Cluster, startCluster } from './db/cluster.ts';
 import { installSchema } from './db/install.ts';
-import { installDemo } from './demo.ts';
+import { guardEmbeddedDatabase, installDemo } from './demo.ts';
+import { DEFAULT_CONNECTION_LIMITS } from './http-limits.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** `--body-timeout`: a positive duration such as 10s or 1500ms. */
+function parseDuration(flag: string, text: string): number {
+  try {
+    return parseStaleInterval(text);
+  } catch {
+    throw new Error(`${flag} must be a positive whole number followed by ms, s, m, h or d (e.g. 10s), not ${JSON.stringify(text)}`);
+  }
+}
+
+function parseCount(flag: string, text: string): number {
+  if (!/^[1-9][0-9]{0,6}$/.test(text)) throw new Error(`${flag} must be a whole number from 1 to 9999999, not ${JSON.stringify(text)}`);
+  return Number(text);
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -36,6 +58,8 @@ async function main(): Promise<void> {
       'max-in-flight': { type: 'string' },
       // WAL capture (pull and rebuild need it); always on for the embedded database this process owns.
       capture: { type: 'boolean', default: false },
+      'body-timeout': { type: 'string', default: `${DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs}ms` },
+      'max-connections': { type: 'string', default: String(DEFAULT_CONNECTION_LIMITS.maxConnections) },
     },
   });
   const port = Number(values.port);
@@ -43,6 +67,7 @@ async function main(): Promise<void> {
   // Settings are checked before any database work, so a bad value stops the server at once.
   const staleClientIntervalMs = parseStaleInterval(values['stale-client-interval']);
   const admissionLimits = values['max-in-flight'] === undefined ? undefined : parseAdmissionLimits(values['max-in-flight']);
+  const connectionLimits = { bodyTimeoutMs: parseDuration('--body-timeout', values['body-timeout']), maxConnections: parseCount('--max-connections', values['max-connections']) };
   const testControls = values['test-controls'];
   if (testControls && !isLoopback(values.host === 'localhost' ? '127.0.0.1' : values.host)) {
     throw new Error(`--test-controls needs a loopback --host (127.0.0.1, ::1 or localhost), not ${values.host}`);
@@ -54,6 +79,7 @@ async function main(): Promise<void> {
   if (databaseUrl === undefined) {
     // The server's own database outlives a crash: durable settings, unlike the disposable test clusters.
     cluster = await startCluster({ ...process.env, DATABASE_URL: '' }, 'durable');
+    await guardEmbeddedDatabase(cluster.adminUrl, log);
     await cluster.createTemplate('synchro');
     databaseUrl = cluster.urlFor('synchro');
   } else {
@@ -70,6 +96,7 @@ async function main(): Promise<void> {
     testControls,
     staleClientIntervalMs,
     capture: values.capture || cluster !== undefined,
+    connectionLimits,
     ...(admissionLimits !== undefined ? { admissionLimits } : {}),
   });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, database_url: databaseUrl })}\n`);
@@ -77,6 +104,10 @@ async function main(): Promise<void> {
     log(`jwt secret: ${jwtSecret}`);
     log(`demo token (user demo-user): ${await mintToken('demo-user', secretKey(jwtSecret))}`);
     log(`try: curl -s ${server.url}/sync/schema`);
+  }
+  if (cluster !== undefined) {
+    log('the embedded database is removed when this server stops, even when it is killed; to keep data and tokens across restarts,');
+    log('run against your own PostgreSQL 18 (wal_level=logical) with a fixed secret: node reference/server/main.ts --demo --database-url postgres://... --jwt-secret <secret> --capture');
   }
   let closing = false;
   const shutdown = async () => {

@@ -1,8 +1,10 @@
 /**
  * The HTTP surface: the route table of the protocol endpoints (each served by
  * its handler folder), a fail-closed /ready, the `/__test/` controls when
- * present, and the error envelope for every failure. Routes are thin:
- * authenticate, read the body strictly, call the handler, send exact bytes.
+ * present, and the error envelope for every failure, including what Node's
+ * HTTP parser refuses (http-limits.ts, with the timeouts and connection cap).
+ * Routes are thin: authenticate, read the body strictly (in time, with no
+ * content coding), call the handler, send exact bytes.
  * This is the one module that imports the request handlers; they import only
  * core/ (see core/README.md).
  */
@@ -11,11 +13,13 @@ import type { Pool } from 'pg';
 import { authenticate } from './auth.ts';
 import { handleConnect } from './connect/handler.ts';
 import type { Admission, Admit } from './core/admission.ts';
-import { checkContentType, parseBody, readBody } from './core/body.ts';
+import { BodyNotReceived, checkContentEncoding, checkContentType, parseBody, readBody } from './core/body.ts';
 import type { CaptureHandle } from './core/capture-control.ts';
 import { type ClockState, serverClock, withClock } from './core/clock.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './core/errors.ts';
+import { fault } from './core/faults.ts';
 import type { ManifestStore } from './core/manifests.ts';
+import { answerClientError, applyConnectionLimits, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, framingBroken, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.ts';
 import { handlePull } from './pull/handler.ts';
 import { handlePush } from './push/handler.ts';
 import { handleRebuild } from './rebuild/handler.ts';
@@ -33,6 +37,8 @@ export interface ServerOptions {
   controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
   /** This instance's own clock; absent, requests read the process clock. */
   clock?: ClockState;
+  /** Timeouts and the connection cap (http-limits.ts); each absent member keeps its default. */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
@@ -83,11 +89,14 @@ export const CAPTURE_GRACE_MS = RETRY_AFTER_SECONDS * 1000;
 
 export function createSyncServer(options: ServerOptions): Server {
   const { pool, manifests, jwtKey, log } = options;
+  const limits: ConnectionLimits | undefined = fault('no-slow-client-limits') ? undefined : { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits }; // fault: server:no-slow-client-limits
 
   const post = (run: (userId: string, value: unknown, admit: Admit) => Promise<string>): Handler => async (req, res) => {
+    const broken = framingBroken(req);
     const userId = await authenticate(req, jwtKey);
     checkContentType(req);
-    const value = parseBody(await readBody(req));
+    checkContentEncoding(req);
+    const value = parseBody(await readBody(req, undefined, limits?.bodyTimeoutMs, broken));
     // The handler calls admit() once its earlier gates have passed (precedence step 8); the slot is freed when the request ends.
     let release = () => {};
     const admit: Admit = () => {
@@ -160,7 +169,10 @@ export function createSyncServer(options: ServerOptions): Server {
   };
 
   const clock = options.clock;
-  return createServer((req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res))));
+  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res))));
+  if (limits !== undefined) applyConnectionLimits(server, limits);
+  if (!fault('bare-http-errors')) server.on('clientError', answerClientError); // fault: server:bare-http-errors
+  return server;
 
   function serve(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
@@ -176,7 +188,8 @@ export function createSyncServer(options: ServerOptions): Server {
     };
     run().catch((e: unknown) => {
       if (res.headersSent) return;
-      sendError(res, toSyncError(e, log));
+      // A body that never arrived whole leaves nothing on the connection that could be read in order.
+      sendError(res, toSyncError(e, log), e instanceof BodyNotReceived ? { Connection: 'close' } : {});
     });
   }
 }

@@ -28,7 +28,7 @@ export async function startDemoServer(secret: string, extraArgs: string[] = []):
   return {
     url,
     databaseUrl,
-    token: (user) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setIssuedAt().sign(key),
+    token: (user) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setIssuedAt().setExpirationTime('1h').sign(key),
     async stop() {
       const exited = new Promise((resolve) => server.once('exit', resolve));
       server.kill('SIGTERM');

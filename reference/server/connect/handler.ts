@@ -11,6 +11,7 @@ import { reconcile } from '../core/assignment.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { integrityFailure, invalidRequest, SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
+import { checkConnectText } from '../core/input-limits.ts';
 import type { ManifestStore } from '../core/manifests.ts';
 import { deltaForPresented } from '../core/scope-history.ts';
 import { bridgeCursors } from './bridge.ts';
@@ -25,7 +26,7 @@ function invalidReference(schema: { version: number; hash: string }, message = '
 function protocolGate(value: unknown): void {
   const v = value as Record<string, unknown>;
   if (fault('protocol-from-app-version') && typeof v.app_version === 'string') v.protocol_version = Number(v.app_version.split('.')[0]); // fault: server:protocol-from-app-version
-  if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isInteger(v.protocol_version)) {
+  if (Object.hasOwn(v, 'protocol_version') && v.protocol_version !== 3 && typeof v.protocol_version === 'number' && Number.isSafeInteger(v.protocol_version)) {
     throw new SyncError('upgrade_required', 'protocol version 3 is required', {
       required_protocol_version: 3,
       received_protocol_version: v.protocol_version,
@@ -54,6 +55,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
   protocolGate(value);
   await runtimeGate(pool, value);
   const request = validateConnect(value);
+  checkConnectText(request);
   const fresh = isSentinel(request.schema);
   if (fresh && (request.client_generation !== undefined || request.schema_reset === true || request.scope_set_version !== 0 || Object.keys(request.known_scopes).length > 0)) {
     throw invalidReference(request.schema, 'the fresh sentinel is only for a new client');

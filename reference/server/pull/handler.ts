@@ -17,6 +17,7 @@ import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
 import { invalidRequest } from '../core/errors.ts';
+import { checkPullText } from '../core/input-limits.ts';
 import { fault } from '../core/faults.ts';
 import { gateCapture, gateClient } from '../core/gates.ts';
 import type { ManifestStore } from '../core/manifests.ts';
@@ -40,6 +41,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
   const parsed = validate('pull-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: PullRequest = parsed.value;
+  checkPullText(request);
   const catalog = await manifests.catalog();
   return await withClientSnapshot(pool, JSON.stringify(['pull', userId, request.client_id]), async (db) => {
     const { boundary, streamGeneration } = await readBoundary(db);

@@ -11,6 +11,7 @@ import type { Admit } from '../core/admission.ts';
 import { serverTime } from '../core/clock.ts';
 import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
+import { checkPushText } from '../core/input-limits.ts';
 import type { ManifestStore } from '../core/manifests.ts';
 import { type Outcome, runAtomic, runNonAtomic } from './units.ts';
 import { checkKeys, type Mutation, pkText, validatePushShape } from './validate.ts';
@@ -27,6 +28,7 @@ class ClaimLost extends Error {}
 
 export async function handlePush(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<PushResult> {
   const request = validatePushShape(value);
+  checkPushText(request);
   const catalog = await manifests.catalog();
   checkKeys(request, catalog.tables);
   const batchFp = batchFingerprint(userId, request).digest;

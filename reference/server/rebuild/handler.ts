@@ -19,6 +19,7 @@ import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
 import { signToken, verifyToken } from '../core/cursor-tokens.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
+import { checkRebuildText } from '../core/input-limits.ts';
 import { type ClientState, gateCapture, gateClient } from '../core/gates.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import type { Catalog, ManifestStore } from '../core/manifests.ts';
@@ -210,6 +211,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
   const parsed = validate('rebuild-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: RebuildRequest = parsed.value;
+  checkRebuildText(request);
   const catalog = await manifests.catalog();
   return await withClientSnapshot(pool, JSON.stringify(['pull', userId, request.client_id]), async (db) => {
     const { boundary, streamGeneration } = await readBoundary(db);
