@@ -550,7 +550,8 @@ test('a failed atomic group reports its conflict from committed state, not from 
     ], { atomic: true }));
     const [first, failed] = group.json.rejected;
     assert.equal(first.code, 'atomic_batch_rejected');
-    assert.equal(failed.code, 'row_deleted');
+    // The code too comes from committed state: row_deleted would reveal the rolled-back cascade.
+    assert.equal(failed.code, 'version_conflict');
     assert.equal(failed.server_version, kid.server_version, 'the committed kid, not the cascaded delete');
     assert.equal(failed.server_row[s.field('kids', 'label')], 'before');
     const { rows } = await h.sql.query('SELECT count(*)::int n FROM public.kids');

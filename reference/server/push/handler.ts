@@ -36,7 +36,8 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
     try {
       await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
       const result = await execute(db, userId, request, batchFp, mutationFps, catalog, admit);
-      if (result.commit) await db.query('COMMIT');
+      if (result.commit && fault('atomic-group-uncommitted') && request.atomic === true) await db.query('ROLLBACK'); // fault: server:atomic-group-uncommitted
+      else if (result.commit) await db.query('COMMIT');
       else await db.query('ROLLBACK');
       return { status: 200, body: result.body };
     } catch (e) {
@@ -135,6 +136,7 @@ async function execute(
   if (freshOutcomes.some((o) => o.status === 'applied') && !fault('no-epoch-advance')) { // fault: server:no-epoch-advance
     await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope);
   }
+  if (request.atomic === true && !freshOutcomes.some((o) => o.status === 'applied') && fault('atomic-rollback-advances-epoch')) await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope); // fault: server:atomic-rollback-advances-epoch
   const outcomes = request.mutations.map((m) => byId.get(m.mutation_id) as Outcome);
   const body = canonicalJson({
     batch_id: request.batch_id,

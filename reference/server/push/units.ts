@@ -230,6 +230,25 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
   return out;
 }
 
+/**
+ * The conflict code committed state gives a mutation that failed inside a
+ * rolled-back group. A group write (a cascaded delete, a trigger) may have
+ * made the row look deleted or changed during evaluation; once it is rolled
+ * back the outcome must not reveal it. When committed state alone would not
+ * have failed the mutation, the code found inside the group stands.
+ */
+function committedConflictCode(m: Mutation, state: RowState, inGroup: string): string {
+  const fence = state.fence;
+  if (m.op === 'insert') {
+    if (fence === undefined || fence.state === 'reserved') return inGroup;
+    return fence.state === 'deleted' ? 'row_deleted' : 'row_already_exists';
+  }
+  if (fence === undefined || fence.state === 'reserved') return 'row_not_found';
+  if (fence.state === 'deleted') return 'row_deleted';
+  const base = 'base_version' in m ? m.base_version : undefined;
+  return base !== fence.version ? 'version_conflict' : inGroup;
+}
+
 export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
   await ctx.db.query('SAVEPOINT grp; SET CONSTRAINTS ALL DEFERRED');
   const applied: Array<{ m: Mutation; table: TableDef }> = [];
@@ -262,15 +281,16 @@ export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promis
     for (const { m, table } of applied) out.push(await appliedOutcome(ctx, m, table));
     return out;
   }
-  await ctx.db.query('ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp');
+  await ctx.db.query(fault('atomic-failure-keeps-writes') ? 'RELEASE SAVEPOINT grp' : 'ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp'); // fault: server:atomic-failure-keeps-writes
   let failed = failing.evaluation.outcome;
   const c = failing.evaluation.conflict;
   const failedMutation = mutations[failing.index] as Mutation;
-  if (c !== undefined) {
-    // The group's own writes are gone: describe the conflict from committed state.
+  if (c !== undefined && !fault('atomic-conflict-from-group-state')) { // fault: server:atomic-conflict-from-group-state
+    // The group's own writes are gone: describe the conflict from committed state, code included.
     const state = await readState(ctx.db, c.table, pkValue(failedMutation), 'NO KEY UPDATE');
-    failed = conflict(failedMutation, ctx, c.table, c.code, state);
+    failed = conflict(failedMutation, ctx, c.table, committedConflictCode(failedMutation, state, c.code), state);
   }
+  if (fault('atomic-siblings-copy-failure')) return mutations.map((m) => ({ ...failed, ...head(m, ctx.schema) })); // fault: server:atomic-siblings-copy-failure
   return mutations.map((m, k) => (k === failing.index ? failed : terminal(m, ctx, 'atomic_batch_rejected')));
 }
 
