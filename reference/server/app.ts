@@ -60,14 +60,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await capture.start();
   }
   const staleClientIntervalMs = options.staleClientIntervalMs ?? parseStaleInterval(DEFAULT_STALE_CLIENT_INTERVAL);
+  const manifests = new ManifestStore(pool);
   const server = createSyncServer({
     pool,
-    manifests: new ManifestStore(pool),
+    manifests,
     jwtKey: secretKey(options.jwtSecret),
     log,
     ...(capture === undefined ? {} : { capture }),
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
-    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, ...(capture === undefined ? {} : { capture }) }) } : {}),
+    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, manifests, ...(capture === undefined ? {} : { capture }) }) } : {}),
     ...(options.ownClock === true ? { clock: newClock() } : {}),
   });
   await new Promise<void>((resolve, reject) => {

@@ -51,6 +51,33 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
   }
 }
 
+/**
+ * The push entry point for a caller that already holds an open transaction on
+ * `db` (an application pushing from inside its own SQL transaction, as the
+ * upstream `synchro_push` function is called). Step 1 of the push units comes
+ * first: with a pending deferred trigger event in the caller's transaction the
+ * call fails with SQLSTATE 25000 before the batch claim, and the event is not
+ * fired. The caller commits or rolls back; a replay changes nothing.
+ */
+export async function pushInCallerTransaction(db: PoolClient, manifests: ManifestStore, userId: string, value: unknown): Promise<PushResult> {
+  const request = validatePushShape(value);
+  const catalog = await manifests.catalog();
+  checkKeys(request, catalog.tables);
+  const batchFp = batchFingerprint(userId, request).digest;
+  const mutationFps = request.mutations.map((m) => mutationFingerprint(userId, request.client_id, m).digest);
+  await db.query('SELECT synchro.synchro_push_guard()');
+  await db.query("SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+  try {
+    return { status: 200, body: (await execute(db, userId, request, batchFp, mutationFps, catalog, () => {})).body };
+  } catch (e) {
+    // No retry here: the caller's transaction is what a lost claim would have to redo.
+    if (e instanceof ClaimLost) throw temporarilyUnavailable();
+    throw e;
+  } finally {
+    await db.query('RESET ROLE').catch(() => undefined);
+  }
+}
+
 async function execute(
   db: PoolClient,
   userId: string,

@@ -205,7 +205,7 @@ function owner(mutationId: string): string {
 
 /** End of a unit: deferred constraints and triggers fire now, owned by the unit's last mutation. */
 async function unitEnd(ctx: UnitContext, lastId: string, release: string): Promise<void> {
-  await ctx.db.query(`${owner(lastId)}; SET CONSTRAINTS ALL IMMEDIATE; RELEASE SAVEPOINT ${release}`);
+  await ctx.db.query(`${owner(lastId)}; ${fault('unit-check-at-commit') ? '' : 'SET CONSTRAINTS ALL IMMEDIATE;'} RELEASE SAVEPOINT ${release}`); // fault: server:unit-check-at-commit
 }
 
 export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
@@ -219,8 +219,9 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
         out.push(r.outcome);
         continue;
       }
+      const early = fault('outcome-before-unit-end') ? await appliedOutcome(ctx, m, r.table) : undefined; // fault: server:outcome-before-unit-end
       await unitEnd(ctx, m.mutation_id, 'unit');
-      out.push(await appliedOutcome(ctx, m, r.table));
+      out.push(early ?? (await appliedOutcome(ctx, m, r.table)));
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
       await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
@@ -250,7 +251,7 @@ function committedConflictCode(m: Mutation, state: RowState, inGroup: string): s
 }
 
 export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
-  await ctx.db.query('SAVEPOINT grp; SET CONSTRAINTS ALL DEFERRED');
+  await ctx.db.query(fault('group-constraints-as-declared') ? 'SAVEPOINT grp' : 'SAVEPOINT grp; SET CONSTRAINTS ALL DEFERRED'); // fault: server:group-constraints-as-declared
   const applied: Array<{ m: Mutation; table: TableDef }> = [];
   let failing: { index: number; evaluation: Evaluation & { kind: 'rejected' } } | undefined;
   for (const [index, m] of mutations.entries()) {
@@ -270,10 +271,11 @@ export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promis
   const last = mutations.at(-1) as Mutation;
   if (failing === undefined) {
     try {
-      await unitEnd(ctx, last.mutation_id, 'grp');
+      await unitEnd(ctx, (fault('unit-writes-owned-by-first') ? (mutations[0] as Mutation) : last).mutation_id, 'grp'); // fault: server:unit-writes-owned-by-first
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
-      failing = { index: mutations.length - 1, evaluation: { kind: 'rejected', outcome: terminal(last, ctx, 'validation_failed') } };
+      const blamed = fault('unit-end-failure-on-first') ? (mutations[0] as Mutation) : last; // fault: server:unit-end-failure-on-first
+      failing = { index: mutations.indexOf(blamed), evaluation: { kind: 'rejected', outcome: terminal(blamed, ctx, 'validation_failed') } };
     }
   }
   if (failing === undefined) {
