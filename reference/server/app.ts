@@ -12,6 +12,7 @@ import { Admission } from './core/admission.ts';
 import { newClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
 import { installSchema } from './db/install.ts';
+import { pushInCallerTransaction } from './push/handler.ts';
 import { createSyncServer } from './router.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
@@ -68,7 +69,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     log,
     ...(capture === undefined ? {} : { capture }),
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
-    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, manifests, ...(capture === undefined ? {} : { capture }) }) } : {}),
+    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, callerPush: (db, userId, request) => pushInCallerTransaction(db, manifests, userId, request), ...(capture === undefined ? {} : { capture }) }) } : {}),
     ...(options.ownClock === true ? { clock: newClock() } : {}),
   });
   await new Promise<void>((resolve, reject) => {

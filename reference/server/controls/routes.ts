@@ -7,13 +7,11 @@
  * next transaction, reset its stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { checkContentType, parseBody, readBody } from '../core/body.ts';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS } from '../core/capture-control.ts';
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
-import type { ManifestStore } from '../core/manifests.ts';
-import { pushInCallerTransaction } from '../push/handler.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 
@@ -22,8 +20,8 @@ export const CONTROL_PREFIX = '/__test/';
 export interface ControlOptions {
   pool: Pool;
   staleClientIntervalMs: number;
-  /** The published schema, for the push entry point called inside a caller's transaction. */
-  manifests?: ManifestStore;
+  /** The push entry point for a caller holding an open transaction on `db` (given by the entry point that wires the server). */
+  callerPush?: CallerPush;
   /** The capture worker, when this process runs one: a scenario waits on it instead of sleeping. */
   capture?: CaptureHandle;
 }
@@ -67,13 +65,15 @@ function exactMembers(value: Record<string, unknown>, names: readonly string[]):
  * caller's own statements, then the push; COMMIT when the push returns,
  * ROLLBACK when anything fails. The answer names the SQLSTATE of a failure.
  */
-async function pushInCallerSession(pool: Pool, manifests: ManifestStore, statements: string, userId: string, request: unknown): Promise<Record<string, unknown>> {
+export type CallerPush = (db: PoolClient, userId: string, request: unknown) => Promise<{ body: string }>;
+
+async function pushInCallerSession(pool: Pool, callerPush: CallerPush, statements: string, userId: string, request: unknown): Promise<Record<string, unknown>> {
   const db = await pool.connect();
   try {
     await db.query('BEGIN');
     try {
       if (statements.trim() !== '') await db.query(statements);
-      const result = await pushInCallerTransaction(db, manifests, userId, request);
+      const result = await callerPush(db, userId, request);
       await db.query('COMMIT');
       return { ok: true, body: result.body };
     } catch (e) {
@@ -100,7 +100,7 @@ const clockState = () => ({ now: serverClock.now().toISOString(), offset_ms: ser
 type Control = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
-  const { pool, staleClientIntervalMs, capture, manifests } = options;
+  const { pool, staleClientIntervalMs, capture, callerPush } = options;
   const worker = (): CaptureHandle => {
     if (capture === undefined) throw new SyncError('invalid_request', 'this server runs no capture worker', {}, 409);
     return capture;
@@ -213,8 +213,8 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
         exactMembers(value, ['statements', 'user_id', 'request']);
         const { statements, user_id: userId, request } = value;
         if (typeof statements !== 'string' || typeof userId !== 'string' || userId === '') throw invalidRequest('statements and user_id must be strings');
-        if (manifests === undefined) throw new SyncError('invalid_request', 'this server has no push entry point for callers', {}, 409);
-        sendJson(res, await pushInCallerSession(pool, manifests, statements, userId, request));
+        if (callerPush === undefined) throw new SyncError('invalid_request', 'this server has no push entry point for callers', {}, 409);
+        sendJson(res, await pushInCallerSession(pool, callerPush, statements, userId, request));
       },
     },
     '/__test/clients/retire': {
