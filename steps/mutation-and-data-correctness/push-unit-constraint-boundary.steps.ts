@@ -7,9 +7,7 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { installDeferredTrigger, lastEntryResult, type Obj, pushInSourceTransaction } from '../support/mutations/push-units.ts';
 import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
-import { servedRow } from '../support/push-ledger/server-rows.ts';
 import { lastPush, outcomeInLastPush } from '../support/push-ledger/state.ts';
-import { outcomeAnywhere } from '../support/wire-values/outcomes.ts';
 import { fieldId, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -112,14 +110,3 @@ Then(/^the accepted outcome of mutation "([^"]+)" has a server_row with ([a-z_]+
   const table = await tableNamed(this, String(outcome.table));
   this.assert.equal((outcome.server_row as Obj | undefined)?.[fieldId(table, column)], value, `server_row ${column} of ${mutationId}: ${JSON.stringify(outcome.server_row)}`);
 });
-
-Then(
-  /^the server holds row "([^"]+)" of table "([^"]+)" with ([a-z_]+) "([^"]*)" at the version returned for mutation "([^"]+)"$/,
-  async function (this: SyncWorld, pk: string, table: string, column: string, value: string, mutationId: string) {
-    const outcome = outcomeAnywhere(this, mutationId);
-    this.assert.ok(typeof outcome?.server_version === 'string', `a push answer returned a server_version for mutation ${mutationId}: ${JSON.stringify(outcome)}`);
-    const served = await servedRow(this, table, pk);
-    this.assert.ok(served, `the server serves no row ${pk} of ${table}`);
-    this.assert.equal({ [column]: served?.row[column], version: served?.serverVersion }, { [column]: value, version: outcome?.server_version }, `${table} ${pk} on the server`);
-  },
-);
