@@ -203,6 +203,7 @@ add('inspectMutations', () => {
       baseVersion: m.baseVersion,
       clientVersion: m.clientVersion,
       groupId: m.atomicGroupId,
+      statusTransaction: m.statusTransaction,
     })),
   };
 });

@@ -96,6 +96,7 @@ Feature: Atomic Mutation Group
         """
         ALTER TABLE public.items ADD FOREIGN KEY (list_id) REFERENCES public.lists (id) ON DELETE CASCADE;
         """
+      And client "W" has connected again and received the new schema
       And the server holds these "lists" rows, created by client "W":
         | id  | owner_id | name    | version |
         | l-1 | alice    | grocery | L1      |

@@ -49,7 +49,7 @@ Feature: Push Unit Constraint Boundary
       When the harness, in one source database transaction, inserts item "i-9" with list_id "l-404" into "items" and then calls the push entry point for client "W" with batch "15b00001-0000-4000-8000-000000000001" inserting row "i-10" of table "items"
       Then the push entry point fails with SQLSTATE "25000"
       And server inspection shows no batch ledger row for batch "15b00001-0000-4000-8000-000000000001"
-      And server inspection shows no mutation ledger row of client "W"
+      And server inspection shows no mutation ledger row first sent in batch "15b00001-0000-4000-8000-000000000001"
 
   Rule: the pending caller event is not fired by the call
 
@@ -58,7 +58,7 @@ Feature: Push Unit Constraint Boundary
       Given table "items" has a deferred constraint trigger that records each firing in table "trigger_log"
       When the harness, in one source database transaction, inserts item "i-9" with list_id "l-1" into "items" and then calls the push entry point for client "W" with batch "15b00002-0000-4000-8000-000000000002" inserting row "i-10" of table "items"
       Then the push entry point fails with SQLSTATE "25000"
-      And the table "trigger_log" holds no row
+      And no firing was ever recorded in table "trigger_log"
 
   Rule: each unit starts with every deferrable constraint deferred, whatever its position
 
@@ -103,6 +103,7 @@ Feature: Push Unit Constraint Boundary
         | mutation_id                          | operation | table | pk  | base_version | owner_id | list_id | label | name  | code |
         | 15a00006-0000-4000-8000-000000000006 | insert    | items | i-6 |              | alice    | l-7     | bulbs |       |      |
         | 15a00007-0000-4000-8000-000000000007 | insert    | lists | l-7 |              | alice    |         |       | porch | G    |
+      And capture has materialized every committed source transaction
       Then the response status is 200
       And the push outcomes are:
         | mutation_id                          | list     | status            | code              |

@@ -4,7 +4,7 @@
  * `--test-controls`. A refusal is an error naming the endpoint and the
  * server's answer, so a scenario fails with the reason.
  */
-import type { CaptureControl, ClientsControl, ClockControl } from './server.ts';
+import type { CaptureControl, ClientsControl, ClockControl, PushEntryResult } from './server.ts';
 
 async function call(baseUrl: string, path: string, body?: unknown, timeoutMs = 30_000): Promise<Record<string, unknown>> {
   const init: RequestInit = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
@@ -17,8 +17,9 @@ async function call(baseUrl: string, path: string, body?: unknown, timeoutMs = 3
 /** The reference serves every capture control: waiting, stop, kill (also at a crash point), restart, poison and stream reset. */
 export type ReferenceCapture = Required<CaptureControl>;
 
-export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl; capture: ReferenceCapture } {
+export function referenceControls(baseUrl: string): { clock: ClockControl; clients: ClientsControl; capture: ReferenceCapture; pushInTransaction: (statements: string, userId: string, request: unknown) => Promise<PushEntryResult> } {
   return {
+    pushInTransaction: async (statements, userId, request) => (await call(baseUrl, '/__test/push/in-transaction', { statements, user_id: userId, request })) as unknown as PushEntryResult,
     capture: {
       awaitMaterialized: async (deadlineMs) => {
         await call(baseUrl, '/__test/capture/catch-up', { timeout_ms: deadlineMs }, deadlineMs + 5_000);

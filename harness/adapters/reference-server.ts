@@ -190,7 +190,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     baseUrl: started.baseUrl,
     token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
     provision: sql.provision,
-    sourceSql: sql.sourceSql,
+    sourceSql: { ...sql.sourceSql, pushInTransaction: controls.pushInTransaction },
     scopes: sql.scopes,
     schema: sql.schema,
     inspect: sql.inspect,

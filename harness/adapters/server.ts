@@ -9,9 +9,24 @@ import type { ServerCapability } from './capabilities.ts';
 
 export type Row = Record<string, unknown>;
 
+/** What the server's push entry point did when called inside a caller's SQL transaction. */
+export type PushEntryResult =
+  | { ok: true; body: string }
+  | { ok: false; sqlstate: string; message: string }
+  | { ok: false; error: Record<string, unknown> };
+
 /** Direct SQL against the server's database, as its owner. */
 export interface SourceSqlControl {
   query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /**
+   * Optional: opens one transaction on the server's database, runs
+   * `statements` in it, then calls the server's push entry point (the SQL-level
+   * push an application may call inside its own transaction) for `userId`
+   * with `request`; commits when the call returns and rolls back when
+   * anything fails. A SQL failure is answered with its SQLSTATE, a protocol
+   * refusal with its error body.
+   */
+  pushInTransaction?(statements: string, userId: string, request: unknown): Promise<PushEntryResult>;
 }
 
 /** Options of `synchro.synchro_register_table`; absent members keep the server's defaults. */

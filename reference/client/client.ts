@@ -17,6 +17,7 @@ import { guardStatement } from './local/app-sql.ts';
 import { verifyManifest } from './local/manifest.ts';
 import { getMeta, installMetadata, setMeta } from './local/metadata.ts';
 import { installSeedCopy, readSeedReceipts } from './local/seed.ts';
+import { stampStatusTransactions } from './local/status-transactions.ts';
 import { validateGroup } from './queue/atomic.ts';
 import { finishRebuild } from './rebuild/rebuild.ts';
 import { type ClientState, isLegalTransition, isLegalTransitionFrom } from './state.ts';
@@ -98,6 +99,7 @@ export class SynchroClient {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     installMetadata(db);
+    stampStatusTransactions(db);
     const config: ClientConfig = {
       clientId: options.clientId,
       appVersion: options.appVersion ?? '1.0.0',
@@ -181,8 +183,8 @@ export class SynchroClient {
         const groupId = randomUUID();
         setMeta(this.ctx.db, 'atomic_group_id', groupId);
         const result = fn(this);
-        validateGroup(this.ctx, groupId);
-        setMeta(this.ctx.db, 'atomic_group_id', null);
+        if (!fault('atomic-group-rules-unchecked')) validateGroup(this.ctx, groupId); // fault: client:atomic-group-rules-unchecked
+        setMeta(this.ctx.db, 'atomic_group_id', fault('atomic-group-left-open') ? groupId : null); // fault: client:atomic-group-left-open
         return result;
       })();
     } finally {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Ctx } from './context.ts';
 import { getMeta } from './local/metadata.ts';
+import { statusTransactions } from './local/status-transactions.ts';
 import { pkFromRecordId, toWire } from './local/values.ts';
 import { type MutationRecord, valuesOf } from './queue/records.ts';
 
@@ -13,6 +14,7 @@ const PUBLIC_STATUS: Record<string, string> = { pending: 'pending', sealed: 'sea
 export function inspectMutations(ctx: Ctx) {
   return ctx.db.transaction(() => {
     const rows = ctx.db.prepare('SELECT * FROM _synchro_pending_changes ORDER BY local_order').all() as MutationRecord[];
+    const statusTxns = statusTransactions(ctx.db);
     return rows.map((r) => {
       const table = ctx.schema?.byId.get(r.table_id);
       const columns: Record<string, unknown> = {};
@@ -38,6 +40,7 @@ export function inspectMutations(ctx: Ctx) {
         sealedBatchId: r.sealed_batch_id,
         sealedOrdinal: r.sealed_ordinal,
         atomicGroupId: r.atomic_group_id,
+        statusTransaction: statusTxns.get(r.mutation_id) ?? null,
         columns,
       };
     });

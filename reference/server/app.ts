@@ -13,6 +13,7 @@ import { newClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
 import { installSchema } from './db/install.ts';
 import type { ConnectionLimits } from './http-limits.ts';
+import { pushInCallerTransaction } from './push/handler.ts';
 import { createSyncServer } from './router.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
@@ -63,14 +64,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await capture.start();
   }
   const staleClientIntervalMs = options.staleClientIntervalMs ?? parseStaleInterval(DEFAULT_STALE_CLIENT_INTERVAL);
+  const manifests = new ManifestStore(pool);
   const server = createSyncServer({
     pool,
-    manifests: new ManifestStore(pool),
+    manifests,
     jwtKey: secretKey(options.jwtSecret),
     log,
     ...(capture === undefined ? {} : { capture }),
     ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
-    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, ...(capture === undefined ? {} : { capture }) }) } : {}),
+    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, callerPush: (db, userId, request) => pushInCallerTransaction(db, manifests, userId, request), ...(capture === undefined ? {} : { capture }) }) } : {}),
     ...(options.ownClock === true ? { clock: newClock() } : {}),
     ...(options.connectionLimits !== undefined ? { connectionLimits: options.connectionLimits } : {}),
   });

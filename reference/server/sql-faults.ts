@@ -15,6 +15,8 @@ const ENTRY = 'synchro.synchro_register_assignment_function(text, integer)';
 /** Membership rule changes: prepare (checks) and activate (generations, contents). */
 const RECONFIGURE = 'synchro.synchro_reconfigure_membership(text, text, integer)';
 const ACTIVATE = 'synchro.membership_reconfigure_activate(jsonb, text[], text[])';
+/** Push-unit step 1: the refusal of a caller's transaction with a pending deferred trigger event. */
+const PUSH_GUARD = 'synchro.synchro_push_guard()';
 
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
@@ -29,5 +31,7 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('assignment-rule-as-warning')) amendments.push({ fn: 'synchro.assignment_rejected(text)', from: "RAISE EXCEPTION 'assignment function rejected: %'", to: "RAISE WARNING 'assignment function rejected: %'" }); // fault: server:assignment-rule-as-warning
   if (fault('reconfigure-mints-no-generation')) amendments.push({ fn: ACTIVATE, from: 'SELECT unnest(v_affected), 2', to: 'SELECT unnest(v_affected), 2 WHERE false' }); // fault: server:reconfigure-mints-no-generation
   if (fault('reconfigure-keeps-scope-contents')) amendments.push({ fn: ACTIVATE, from: 'WHERE r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)', to: 'WHERE false AND r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)' }, { fn: ACTIVATE, from: 'WHERE e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)', to: 'WHERE false AND e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)' }); // fault: server:reconfigure-keeps-scope-contents
+  if (fault('push-guard-skipped')) amendments.push({ fn: PUSH_GUARD, from: "IF SQLERRM LIKE '%pending trigger events%' THEN", to: 'IF false THEN' }); // fault: server:push-guard-skipped
+  if (fault('push-guard-fires-caller-events')) amendments.push({ fn: PUSH_GUARD, from: 'FOR v_rel IN', to: 'SET CONSTRAINTS ALL IMMEDIATE; FOR v_rel IN' }); // fault: server:push-guard-fires-caller-events
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

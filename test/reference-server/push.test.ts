@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { digestRow, readTableShape, toHex } from '../../harness/codec/index.ts';
 import { checkMessage, type RowDigestFn, type SchemaManifest } from '../../harness/wire/index.ts';
+import { ManifestStore } from '../../reference/server/core/manifests.ts';
+import { pushInCallerTransaction } from '../../reference/server/push/handler.ts';
 import { connect, deleteRow, freshServer, type Harness, insertNote, NOTES_SQL, pushBody, type Session, snapshot, updateNote, useEnv } from './helpers.ts';
 
 const env = useEnv();
@@ -315,6 +317,42 @@ test('atomic groups apply all or nothing', async () => {
   });
 });
 
+test('the push entry point refuses a caller transaction with a pending deferred trigger event (25000) without firing it', async () => {
+  const setup = `${NOTES_SQL}
+    CREATE TABLE public.parents (id text PRIMARY KEY);
+    CREATE TABLE public.children (id text PRIMARY KEY, parent_id text REFERENCES public.parents DEFERRABLE INITIALLY DEFERRED);
+    CREATE TABLE public.fired (n bigserial PRIMARY KEY);
+    CREATE FUNCTION public.note_firing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO public.fired DEFAULT VALUES; RETURN NULL; END $$;
+    CREATE CONSTRAINT TRIGGER note_firing AFTER INSERT ON public.children DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.note_firing();
+    INSERT INTO public.parents VALUES ('p');`;
+  await withServer(async (h, s) => {
+    const pool = new pg.Pool({ connectionString: h.url, max: 2 });
+    const manifests = new ManifestStore(pool);
+    const db = await pool.connect();
+    try {
+      // A pending deferred event: the call fails before its batch claim, and the event never ran.
+      await db.query("BEGIN; INSERT INTO public.children VALUES ('c1', 'p')");
+      const body = pushBody(s, [insertNote(s, 'e1')]);
+      await assert.rejects(pushInCallerTransaction(db, manifests, 'u1', body), (e: { code?: string }) => e.code === '25000');
+      await db.query('ROLLBACK');
+      const { rows: fired } = await h.sql.query('SELECT is_called FROM public.fired_n_seq');
+      assert.equal(fired[0].is_called, false);
+      const { rows: claimed } = await h.sql.query('SELECT count(*)::int n FROM synchro.push_batches WHERE batch_id = $1', [body.batch_id]);
+      assert.equal(claimed[0].n, 0);
+      // Once the caller's events have fired, nothing is pending: the same call runs and the caller commits it.
+      await db.query("BEGIN; INSERT INTO public.children VALUES ('c2', 'p'); SET CONSTRAINTS ALL IMMEDIATE");
+      const done = await pushInCallerTransaction(db, manifests, 'u1', body);
+      await db.query('COMMIT');
+      assert.equal(JSON.parse(done.body).accepted.length, 1);
+      const { rows: notes } = await h.sql.query("SELECT count(*)::int n FROM public.notes WHERE id = 'e1'");
+      assert.equal(notes[0].n, 1);
+    } finally {
+      db.release();
+      await pool.end();
+    }
+  }, setup);
+});
+
 test('deferrable constraints are checked at the end of each push unit', async () => {
   const setup = `CREATE TABLE public.parents (id text PRIMARY KEY);
     CREATE TABLE public.children (id text PRIMARY KEY, parent_id text REFERENCES public.parents DEFERRABLE INITIALLY DEFERRED);
@@ -550,7 +588,8 @@ test('a failed atomic group reports its conflict from committed state, not from 
     ], { atomic: true }));
     const [first, failed] = group.json.rejected;
     assert.equal(first.code, 'atomic_batch_rejected');
-    assert.equal(failed.code, 'row_deleted');
+    // The code too comes from committed state: row_deleted would reveal the rolled-back cascade.
+    assert.equal(failed.code, 'version_conflict');
     assert.equal(failed.server_version, kid.server_version, 'the committed kid, not the cascaded delete');
     assert.equal(failed.server_row[s.field('kids', 'label')], 'before');
     const { rows } = await h.sql.query('SELECT count(*)::int n FROM public.kids');

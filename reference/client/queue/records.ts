@@ -88,7 +88,7 @@ export function blockDependents(ctx: Ctx, mutationIds: string[]): void {
       queue.push(d.mutation_id);
       if (d.atomic_group_id !== null) groupIds.add(d.atomic_group_id);
     }
-    for (const g of groupIds) {
+    for (const g of fault('unsent-group-not-blocked') ? [] : groupIds) { // fault: client:unsent-group-not-blocked
       const members = ctx.db.prepare(`SELECT mutation_id FROM _synchro_pending_changes WHERE atomic_group_id = ? AND lifecycle_state = 'pending'`).all(g) as { mutation_id: string }[];
       for (const m of members) {
         ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'blocked_by_predecessor' WHERE mutation_id = ?`).run(m.mutation_id);

@@ -138,11 +138,11 @@ export function sealNextBatch(ctx: Ctx): SealedBatch | undefined {
       const current = ctx.db.prepare('SELECT lifecycle_state FROM _synchro_pending_changes WHERE mutation_id = ?').get(rec.mutation_id) as { lifecycle_state: string };
       if (current.lifecycle_state !== 'pending') continue; // blocked earlier in this pass
       if (rec.atomic_group_id !== null) {
-        if (chosen.length > 0) break;
+        if (chosen.length > 0 && !fault('atomic-group-joins-open-batch')) break; // fault: client:atomic-group-joins-open-batch
         const members = candidates.filter((c) => c.atomic_group_id === rec.atomic_group_id);
         if (!members.every((m) => isSendable(ctx, m))) break; // the group waits and holds back everything behind it
         meter = new RequestMeter(ctx, true);
-        for (const m of members) {
+        for (const m of fault('atomic-group-split-by-batch-size') ? members.slice(0, ctx.config.pushBatchSize) : members) { // fault: client:atomic-group-split-by-batch-size
           const wire = wireMutation(ctx, m, tableOf(ctx, m));
           chosen.push({ rec: m, wire });
           meter.add(wire);

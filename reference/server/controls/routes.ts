@@ -7,7 +7,7 @@
  * next transaction, reset its stream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { checkContentType, parseBody, readBody } from '../core/body.ts';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS } from '../core/capture-control.ts';
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
@@ -21,6 +21,8 @@ export const CONTROL_PREFIX = '/__test/';
 export interface ControlOptions {
   pool: Pool;
   staleClientIntervalMs: number;
+  /** The push entry point for a caller holding an open transaction on `db` (given by the entry point that wires the server). */
+  callerPush?: CallerPush;
   /** The capture worker, when this process runs one: a scenario waits on it instead of sleeping. */
   capture?: CaptureHandle;
 }
@@ -59,6 +61,34 @@ function exactMembers(value: Record<string, unknown>, names: readonly string[]):
   if (keys.length !== names.length || !names.every((n) => keys.includes(n))) throw invalidRequest(`members must be exactly: ${names.join(', ') || '(none)'}`);
 }
 
+/**
+ * An application's transaction around the push entry point: BEGIN, the
+ * caller's own statements, then the push; COMMIT when the push returns,
+ * ROLLBACK when anything fails. The answer names the SQLSTATE of a failure.
+ */
+export type CallerPush = (db: PoolClient, userId: string, request: unknown) => Promise<{ body: string }>;
+
+async function pushInCallerSession(pool: Pool, callerPush: CallerPush, statements: string, userId: string, request: unknown): Promise<Record<string, unknown>> {
+  const db = await pool.connect();
+  try {
+    await db.query('BEGIN');
+    try {
+      if (statements.trim() !== '') await db.query(statements);
+      const result = await callerPush(db, userId, request);
+      await db.query('COMMIT');
+      return { ok: true, body: result.body };
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      if (e instanceof SyncError) return { ok: false, error: e.body() };
+      const { code, message } = e as { code?: unknown; message?: unknown };
+      if (typeof code !== 'string') throw e;
+      return { ok: false, sqlstate: code, message: String(message) };
+    }
+  } finally {
+    db.release();
+  }
+}
+
 function clientIdentity(value: Record<string, unknown>): { userId: string; clientId: string } {
   exactMembers(value, ['user_id', 'client_id']);
   const { user_id: userId, client_id: clientId } = value;
@@ -71,7 +101,7 @@ const clockState = () => ({ now: serverClock.now().toISOString(), offset_ms: ser
 type Control = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
-  const { pool, staleClientIntervalMs, capture } = options;
+  const { pool, staleClientIntervalMs, capture, callerPush } = options;
   const worker = (): CaptureHandle => {
     if (capture === undefined) throw new SyncError('invalid_request', 'this server runs no capture worker', {}, 409);
     return capture;
@@ -175,6 +205,17 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
         // The operator's stream reset: answers once the new generation is active and the worker runs on its slot.
         const r = await worker().resetStream();
         sendJson(res, { reset_id: r.resetId, stream_generation: r.streamGeneration, slot: r.slot, generation_start_lsn: r.consistentPoint });
+      },
+    },
+    '/__test/push/in-transaction': {
+      method: 'POST',
+      run: async (req, res) => {
+        const value = await body(req);
+        exactMembers(value, ['statements', 'user_id', 'request']);
+        const { statements, user_id: userId, request } = value;
+        if (typeof statements !== 'string' || typeof userId !== 'string' || userId === '') throw invalidRequest('statements and user_id must be strings');
+        if (callerPush === undefined) throw new SyncError('invalid_request', 'this server has no push entry point for callers', {}, 409);
+        sendJson(res, await pushInCallerSession(pool, callerPush, statements, userId, request));
       },
     },
     '/__test/clients/retire': {

@@ -38,7 +38,8 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
     try {
       await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
       const result = await execute(db, userId, request, batchFp, mutationFps, catalog, admit);
-      if (result.commit) await db.query('COMMIT');
+      if (result.commit && fault('atomic-group-uncommitted') && request.atomic === true) await db.query('ROLLBACK'); // fault: server:atomic-group-uncommitted
+      else if (result.commit) await db.query('COMMIT');
       else await db.query('ROLLBACK');
       return { status: 200, body: result.body };
     } catch (e) {
@@ -49,6 +50,33 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
     } finally {
       db.release();
     }
+  }
+}
+
+/**
+ * The push entry point for a caller that already holds an open transaction on
+ * `db` (an application pushing from inside its own SQL transaction, as the
+ * upstream `synchro_push` function is called). Step 1 of the push units comes
+ * first: with a pending deferred trigger event in the caller's transaction the
+ * call fails with SQLSTATE 25000 before the batch claim, and the event is not
+ * fired. The caller commits or rolls back; a replay changes nothing.
+ */
+export async function pushInCallerTransaction(db: PoolClient, manifests: ManifestStore, userId: string, value: unknown): Promise<PushResult> {
+  const request = validatePushShape(value);
+  const catalog = await manifests.catalog();
+  checkKeys(request, catalog.tables);
+  const batchFp = batchFingerprint(userId, request).digest;
+  const mutationFps = request.mutations.map((m) => mutationFingerprint(userId, request.client_id, m).digest);
+  await db.query('SELECT synchro.synchro_push_guard()');
+  await db.query("SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+  try {
+    return { status: 200, body: (await execute(db, userId, request, batchFp, mutationFps, catalog, () => {})).body };
+  } catch (e) {
+    // No retry here: the caller's transaction is what a lost claim would have to redo.
+    if (e instanceof ClaimLost) throw temporarilyUnavailable();
+    throw e;
+  } finally {
+    await db.query('RESET ROLE').catch(() => undefined);
   }
 }
 
@@ -138,6 +166,7 @@ async function execute(
   if (freshOutcomes.some((o) => o.status === 'applied') && !fault('no-epoch-advance')) { // fault: server:no-epoch-advance
     await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope);
   }
+  if (request.atomic === true && !freshOutcomes.some((o) => o.status === 'applied') && fault('atomic-rollback-advances-epoch')) await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope); // fault: server:atomic-rollback-advances-epoch
   const outcomes = request.mutations.map((m) => byId.get(m.mutation_id) as Outcome);
   const body = canonicalJson({
     batch_id: request.batch_id,

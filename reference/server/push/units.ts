@@ -206,7 +206,7 @@ function owner(mutationId: string): string {
 
 /** End of a unit: deferred constraints and triggers fire now, owned by the unit's last mutation. */
 async function unitEnd(ctx: UnitContext, lastId: string, release: string): Promise<void> {
-  await ctx.db.query(`${owner(lastId)}; SET CONSTRAINTS ALL IMMEDIATE; RELEASE SAVEPOINT ${release}`);
+  await ctx.db.query(`${owner(lastId)}; ${fault('unit-check-at-commit') ? '' : 'SET CONSTRAINTS ALL IMMEDIATE;'} RELEASE SAVEPOINT ${release}`); // fault: server:unit-check-at-commit
 }
 
 export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
@@ -220,9 +220,10 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
         out.push(r.outcome);
         continue;
       }
+      const early = fault('outcome-before-unit-end') ? await appliedOutcome(ctx, m, r.table) : undefined; // fault: server:outcome-before-unit-end
       await unitEnd(ctx, m.mutation_id, 'unit');
       if (fault('commit-each-unit')) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'"); // fault: server:commit-each-unit
-      out.push(await appliedOutcome(ctx, m, r.table));
+      out.push(early ?? (await appliedOutcome(ctx, m, r.table)));
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
       await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
@@ -232,8 +233,27 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
   return out;
 }
 
+/**
+ * The conflict code committed state gives a mutation that failed inside a
+ * rolled-back group. A group write (a cascaded delete, a trigger) may have
+ * made the row look deleted or changed during evaluation; once it is rolled
+ * back the outcome must not reveal it. When committed state alone would not
+ * have failed the mutation, the code found inside the group stands.
+ */
+function committedConflictCode(m: Mutation, state: RowState, inGroup: string): string {
+  const fence = state.fence;
+  if (m.op === 'insert') {
+    if (fence === undefined || fence.state === 'reserved') return inGroup;
+    return fence.state === 'deleted' ? 'row_deleted' : 'row_already_exists';
+  }
+  if (fence === undefined || fence.state === 'reserved') return 'row_not_found';
+  if (fence.state === 'deleted') return 'row_deleted';
+  const base = 'base_version' in m ? m.base_version : undefined;
+  return base !== fence.version ? 'version_conflict' : inGroup;
+}
+
 export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
-  await ctx.db.query('SAVEPOINT grp; SET CONSTRAINTS ALL DEFERRED');
+  await ctx.db.query(fault('group-constraints-as-declared') ? 'SAVEPOINT grp' : 'SAVEPOINT grp; SET CONSTRAINTS ALL DEFERRED'); // fault: server:group-constraints-as-declared
   const applied: Array<{ m: Mutation; table: TableDef }> = [];
   let failing: { index: number; evaluation: Evaluation & { kind: 'rejected' } } | undefined;
   for (const [index, m] of mutations.entries()) {
@@ -253,10 +273,11 @@ export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promis
   const last = mutations.at(-1) as Mutation;
   if (failing === undefined) {
     try {
-      await unitEnd(ctx, last.mutation_id, 'grp');
+      await unitEnd(ctx, (fault('unit-writes-owned-by-first') ? (mutations[0] as Mutation) : last).mutation_id, 'grp'); // fault: server:unit-writes-owned-by-first
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
-      failing = { index: mutations.length - 1, evaluation: { kind: 'rejected', outcome: terminal(last, ctx, 'validation_failed') } };
+      const blamed = fault('unit-end-failure-on-first') ? (mutations[0] as Mutation) : last; // fault: server:unit-end-failure-on-first
+      failing = { index: mutations.indexOf(blamed), evaluation: { kind: 'rejected', outcome: terminal(blamed, ctx, 'validation_failed') } };
     }
   }
   if (failing === undefined) {
@@ -264,15 +285,16 @@ export async function runAtomic(ctx: UnitContext, mutations: Mutation[]): Promis
     for (const { m, table } of applied) out.push(await appliedOutcome(ctx, m, table));
     return out;
   }
-  await ctx.db.query('ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp');
+  await ctx.db.query(fault('atomic-failure-keeps-writes') ? 'RELEASE SAVEPOINT grp' : 'ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp'); // fault: server:atomic-failure-keeps-writes
   let failed = failing.evaluation.outcome;
   const c = failing.evaluation.conflict;
   const failedMutation = mutations[failing.index] as Mutation;
-  if (c !== undefined) {
-    // The group's own writes are gone: describe the conflict from committed state.
+  if (c !== undefined && !fault('atomic-conflict-from-group-state')) { // fault: server:atomic-conflict-from-group-state
+    // The group's own writes are gone: describe the conflict from committed state, code included.
     const state = await readState(ctx.db, c.table, pkValue(failedMutation), 'NO KEY UPDATE');
-    failed = conflict(failedMutation, ctx, c.table, c.code, state);
+    failed = conflict(failedMutation, ctx, c.table, committedConflictCode(failedMutation, state, c.code), state);
   }
+  if (fault('atomic-siblings-copy-failure')) return mutations.map((m) => ({ ...failed, ...head(m, ctx.schema) })); // fault: server:atomic-siblings-copy-failure
   return mutations.map((m, k) => (k === failing.index ? failed : terminal(m, ctx, 'atomic_batch_rejected')));
 }
 

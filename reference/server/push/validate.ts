@@ -37,7 +37,7 @@ export function validatePushShape(value: unknown): PushRequest {
     const keys = new Set<string>();
     for (const m of request.mutations) {
       const key = canonicalJson([m.table, m.pk]);
-      if (keys.has(key)) throw invalidRequest('an atomic request addresses one row at most once');
+      if (keys.has(key) && !fault('atomic-repeated-row-allowed')) throw invalidRequest('an atomic request addresses one row at most once'); // fault: server:atomic-repeated-row-allowed
       keys.add(key);
     }
   }
