@@ -140,7 +140,7 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   if (soft && table.updatedAtColumn !== null) assigned.push(table.updatedAtColumn);
   // The first lock matches what the write itself would take, so it never has to be upgraded.
   const keyTouched = m.op === 'delete' && !soft ? true : assigned.some((c) => table.keyColumns.has(c));
-  const state = await readState(ctx.db, table, pkValue(m), keyTouched ? 'UPDATE' : 'NO KEY UPDATE');
+  const state = await readState(ctx.db, table, pkValue(m), fault('unlocked-version-check') ? undefined : keyTouched ? 'UPDATE' : 'NO KEY UPDATE'); // fault: server:unlocked-version-check
   if (state.fence === undefined || state.fence.state === 'reserved') {
     if (state.row !== undefined) throw integrityFailure();
     if (m.op === 'update' && fault('update-missing-inserts')) return await insertRow(ctx, m, table, params); // fault: server:update-missing-inserts
