@@ -7,7 +7,8 @@
  * exclusively. A push whose write reaches the trigger waits there, inside its
  * transaction, holding whatever row locks it took before the write; opening
  * the gate (the harness lets its lock go) lets it go on. The harness's own
- * writes pass, since a session never waits for a lock it holds itself.
+ * writes pass (its main session holds the lock, its further sessions set
+ * PASS_SETTING), so only pushes wait.
  * Advisory locks are shared by every database of the cluster, so each gate
  * draws a key of its own.
  *
@@ -21,6 +22,9 @@ import type { SourceSqlControl } from '../../../harness/adapters/server.ts';
 import type { Reply } from '../reply.ts';
 import type { Json, MutationSpec } from '../wire-client.ts';
 import type { SyncWorld } from '../world.ts';
+
+/** A harness session sets this to on: its own writes pass every gate. */
+export const PASS_SETTING = 'synchro_harness.gate_pass';
 
 /** First half of every gate's advisory key: the harness's own class of locks. */
 const GATE_CLASS = 0x53_59_4e; // "SYN"
@@ -49,6 +53,8 @@ export interface StartedPush {
 interface RaceState {
   gates: PushGate[];
   pushes: StartedPush[];
+  /** When the harness last opened the gates. */
+  openedAt?: number;
 }
 
 const states = new WeakMap<SyncWorld, RaceState>();
@@ -86,7 +92,7 @@ export async function installGate(world: SyncWorld, table: string, row?: string)
     DECLARE k text;
     BEGIN
       IF TG_OP = 'DELETE' THEN k := to_jsonb(OLD) ->> ${quoteLiteral(keyColumn)}; ELSE k := to_jsonb(NEW) ->> ${quoteLiteral(keyColumn)}; END IF;
-      IF ${applies} THEN PERFORM pg_advisory_xact_lock_shared(${GATE_CLASS}, ${gate.key}); END IF;
+      IF ${applies} AND current_setting('${PASS_SETTING}', true) IS DISTINCT FROM 'on' THEN PERFORM pg_advisory_xact_lock_shared(${GATE_CLASS}, ${gate.key}); END IF;
       IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
       RETURN NEW;
     END
@@ -105,6 +111,7 @@ export async function openGates(world: SyncWorld): Promise<void> {
     await sql.query('SELECT pg_advisory_unlock($1, $2)', [GATE_CLASS, gate.key]);
     gate.open = true;
   }
+  raceState(world).openedAt = Date.now();
 }
 
 /** Closes an opened gate again, so the next push write waits at it. */
