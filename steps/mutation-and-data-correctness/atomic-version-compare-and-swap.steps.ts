@@ -14,8 +14,9 @@ import fc from 'fast-check';
 import { answeredPushOf, awaitAnswers, lockWaits, onlyOutcome, openGates, raceState, startOne, startPush, waitFor } from '../support/mutations/push-gates.ts';
 import { clientRange, type Round, roundsState, runRace, winnerOf } from '../support/mutations/race-rounds.ts';
 import { awaitBlockedBy, beginHeld, blockedBy, endHeld, heldTransaction, lockWaitOf, probeRowLock } from '../support/mutations/source-sessions.ts';
-import { servedRow, servedRows } from '../support/push-ledger/server-rows.ts';
-import { labelledVersionOf, lastPush, ledgerState, type Obj, thatMutation, thatOutcomeOf, versionLabels } from '../support/push-ledger/state.ts';
+import { lastPush, ledgerState, type Obj, thatMutation, thatOutcomeOf } from '../support/push-ledger/state.ts';
+import { servedRow, servedRows } from '../support/server-rows.ts';
+import { labelledVersion, versionLabels } from '../support/version-labels.ts';
 import type { Reply } from '../support/reply.ts';
 import { cellValue } from '../support/values.ts';
 import type { Json, MutationSpec } from '../support/wire-client.ts';
@@ -62,7 +63,7 @@ When(
   /^client "([^"]+)" pushes a batch with one (update|delete) of row "([^"]+)" of table "([^"]+)" with base_version "([^"]+)" (followed by one space|preceded by one space|without its last octet|with its last octet replaced by another printable octet|with its letters in the other case) of "([^"]+)" and columns (\{.*\})$/,
   async function (this: SyncWorld, name: string, op: 'update' | 'delete', pk: string, table: string, label: string, variant: string, again: string, columns: string) {
     if (label !== again) throw new Error(`the step names two versions, "${label}" and "${again}"`);
-    const base = variantOf(labelledVersionOf(this, label), variant);
+    const base = variantOf(labelledVersion(this, label), variant);
     await pushThat(this, name, { op, table, pk: cellValue(this.model.keyColumn(table), pk), base_version: base, ...(op === 'update' ? { columns: JSON.parse(columns) } : {}) });
   },
 );
@@ -78,7 +79,7 @@ When(/^client "([^"]+)" pushes a batch with one insert of row "([^"]+)" of table
 Then(/^that outcome has server_version "([^"]+)" and a server_row with body "([^"]*)"$/, function (this: SyncWorld, label: string, body: string) {
   const outcome = thatOutcomeOf(this);
   const row = this.wire(String(ledgerStateClient(this))).namedRow(String(outcome.table), (outcome.server_row ?? {}) as Record<string, unknown>);
-  this.assert.equal({ server_version: outcome.server_version, body: row.body }, { server_version: labelledVersionOf(this, label), body }, `that outcome: ${JSON.stringify(outcome)}`);
+  this.assert.equal({ server_version: outcome.server_version, body: row.body }, { server_version: labelledVersion(this, label), body }, `that outcome: ${JSON.stringify(outcome)}`);
 });
 
 Then(/^that outcome has a server_row with body "([^"]*)" and a server_version different from "([^"]+)"$/, function (this: SyncWorld, body: string, label: string) {
@@ -86,7 +87,7 @@ Then(/^that outcome has a server_row with body "([^"]*)" and a server_version di
   const row = this.wire(String(ledgerStateClient(this))).namedRow(String(outcome.table), (outcome.server_row ?? {}) as Record<string, unknown>);
   this.assert.equal(row.body, body, `body of that outcome's server_row: ${JSON.stringify(outcome)}`);
   this.assert.ok(typeof outcome.server_version === 'string', `that outcome carries a server_version: ${JSON.stringify(outcome)}`);
-  this.assert.notEqual(outcome.server_version, labelledVersionOf(this, label), `that outcome's server_version is not ${label}`);
+  this.assert.notEqual(outcome.server_version, labelledVersion(this, label), `that outcome's server_version is not ${label}`);
 });
 
 function ledgerStateClient(world: SyncWorld): string {
@@ -106,7 +107,7 @@ When(
   /^clients "([^"]+)" to "([^"]+)" each push, at the same moment, one update of row "([^"]+)" of table "([^"]+)" with base_version "([^"]+)", each setting body to its own client name$/,
   async function (this: SyncWorld, first: string, last: string, pk: string, table: string, base: string) {
     const ops = clientRange(first, last).map((client) => ({ client, op: 'update' as const }));
-    noteRound(this, await runRace(this, { table, pk, base: labelledVersionOf(this, base), ops }));
+    noteRound(this, await runRace(this, { table, pk, base: labelledVersion(this, base), ops }));
   },
 );
 
@@ -174,7 +175,7 @@ When(
   /^client "([^"]+)" starts pushing (one update|an update|a soft delete) of row "([^"]+)" of table "([^"]+)" with base_version "([^"]+)"(?: and columns (\{.*\}))?$/,
   async function (this: SyncWorld, name: string, op: string, pk: string, table: string, base: string, columns: string | undefined) {
     const isUpdate = op !== 'a soft delete';
-    startOne(this, name, { op: isUpdate ? 'update' : 'delete', table, pk: cellValue(this.model.keyColumn(table), pk), base_version: labelledVersionOf(this, base), ...(isUpdate ? { columns: JSON.parse(columns ?? '{}') } : {}) });
+    startOne(this, name, { op: isUpdate ? 'update' : 'delete', table, pk: cellValue(this.model.keyColumn(table), pk), base_version: labelledVersion(this, base), ...(isUpdate ? { columns: JSON.parse(columns ?? '{}') } : {}) });
   },
 );
 
@@ -186,7 +187,7 @@ When(
     const mutations = [
       [first, firstBase],
       [second, secondBase],
-    ].map(([pk, base]) => client.mutation({ op: 'update', table: 'notes', pk: cellValue(key, pk as string), base_version: labelledVersionOf(this, base as string), columns: { body } }));
+    ].map(([pk, base]) => client.mutation({ op: 'update', table: 'notes', pk: cellValue(key, pk as string), base_version: labelledVersion(this, base as string), columns: { body } }));
     const before = (await lockWaits(this)).get('advisory') ?? 0;
     const push = startPush(this, name, mutations);
     // Both pushes must hold their first row at the gate before it opens, or there is no crossing to deadlock on.
@@ -236,7 +237,7 @@ Then(
     const served = await servedRow(this, table, pk);
     this.assert.equal(served?.row.body, body, `body of row ${pk} as served: ${JSON.stringify(served)}`);
     this.assert.ok(
-      served !== undefined && served.serverVersion !== labelledVersionOf(this, label) && served.serverVersion !== pushed,
+      served !== undefined && served.serverVersion !== labelledVersion(this, label) && served.serverVersion !== pushed,
       `row ${pk} is served at ${served?.serverVersion}, neither ${label} nor the push's ${String(pushed)}`,
     );
   },
@@ -311,7 +312,7 @@ When('the harness rolls back the open source transaction', async function (this:
 When(
   /^client "([^"]+)" has pushed a batch with one update of row "([^"]+)" of table "([^"]+)" with base_version "([^"]+)" and columns (\{.*\})$/,
   async function (this: SyncWorld, name: string, pk: string, table: string, base: string, columns: string) {
-    await pushThat(this, name, { op: 'update', table, pk: cellValue(this.model.keyColumn(table), pk), base_version: labelledVersionOf(this, base), columns: JSON.parse(columns) });
+    await pushThat(this, name, { op: 'update', table, pk: cellValue(this.model.keyColumn(table), pk), base_version: labelledVersion(this, base), columns: JSON.parse(columns) });
     const reply = lastPush(this);
     if (reply.status !== 200 || (reply.json?.accepted ?? []).length !== 1) throw new Error(`the update was not applied: ${reply.status} ${reply.text.slice(0, 400)}`);
   },
@@ -378,7 +379,7 @@ When(
     await connectClients(this, clients, user);
     const state = { seed, rounds: [] as MixedRound[], row, table };
     mixed.set(this, state);
-    let current = labelledVersionOf(this, 'V1');
+    let current = labelledVersion(this, 'V1');
     const key = this.model.keyColumn(table);
     for (const [k, [ops, at]] of plans.entries()) {
       const all = [...ops];

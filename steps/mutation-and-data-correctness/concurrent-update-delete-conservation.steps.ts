@@ -21,8 +21,8 @@ import {
   startOne,
 } from '../support/mutations/push-gates.ts';
 import { clientRange, connectClients, type RacePlan, roundsState, runRace, runRounds, winnerOf } from '../support/mutations/race-rounds.ts';
-import { servedRows } from '../support/push-ledger/server-rows.ts';
-import { labelledVersionOf } from '../support/push-ledger/state.ts';
+import { servedRows } from '../support/server-rows.ts';
+import { labelledVersion } from '../support/version-labels.ts';
 import { cellValue } from '../support/values.ts';
 import type { Json } from '../support/wire-client.ts';
 import { changesOf, lastPull } from '../support/wire-values/operations.ts';
@@ -65,7 +65,7 @@ Given('client {string} has rebuilt every scope it is assigned', async function (
 async function startRacing(world: SyncWorld, name: string, op: 'update' | 'delete', table: string, pk: string, base: string, columns?: Record<string, unknown>): Promise<void> {
   const pkValue = cellValue(world.model.keyColumn(table), pk);
   const waiting = raceState(world).pushes.filter((p) => p.reply === undefined);
-  const push = startOne(world, name, { op, table, pk: pkValue, base_version: labelledVersionOf(world, base), ...(columns === undefined ? {} : { columns }) });
+  const push = startOne(world, name, { op, table, pk: pkValue, base_version: labelledVersion(world, base), ...(columns === undefined ? {} : { columns }) });
   if (waiting.length > 0) await awaitRowLockWaitOrAnswer(world, push);
 }
 
@@ -154,7 +154,7 @@ When(
   /^clients "([^"]+)" to "([^"]+)" push at the same moment, all from base_version "([^"]+)", an update of row "([^"]+)" of table "([^"]+)" with a body naming the client or a delete, updates and deletes alternating$/,
   async function (this: SyncWorld, first: string, last: string, base: string, pk: string, table: string) {
     const clients = clientRange(first, last);
-    const plan: RacePlan = { table, pk, base: labelledVersionOf(this, base), ops: clients.map((client, k) => ({ client, op: k % 2 === 0 ? 'update' : 'delete' })) };
+    const plan: RacePlan = { table, pk, base: labelledVersion(this, base), ops: clients.map((client, k) => ({ client, op: k % 2 === 0 ? 'update' : 'delete' })) };
     roundsState(this).rounds.push(await runRace(this, plan));
   },
 );
