@@ -229,6 +229,10 @@ Feature: Atomic Version Compare And Swap
         | ref      | string | no  | yes      |           |
       And table "events" places each row in scope "user:{owner_id}"
       And the source relation of "events" is range-partitioned by id into "events_lo" for ids below 'e-5' and "events_hi" for the rest, with a unique index on ref only in "events_hi"
+      And the harness commits on the source database:
+        """
+        CREATE TABLE public.event_refs (id text PRIMARY KEY, event_id text REFERENCES public.events (id));
+        """
       And client "W" has connected again and received the new schema
       And the server holds these "events" rows, created by client "W":
         | id  | owner_id | ref | version |
@@ -239,9 +243,12 @@ Feature: Atomic Version Compare And Swap
       And the push is held at the gate
       Then a FOR KEY SHARE lock on row "e-1" of table "events" taken from another connection is granted at once
       When the harness opens the gate
+      Then the push outcome is "applied"
+      When the harness holds an open source transaction that ran "INSERT INTO public.event_refs VALUES ('x-7', 'e-7')"
       And client "W" starts pushing an update of row "e-7" of table "events" with base_version "E7" and columns {"ref":"r8"}
-      And the push is held at the gate
-      Then a FOR KEY SHARE lock on row "e-7" of table "events" taken from another connection waits until the harness opens the gate
+      Then the push waits for the open child insert before reaching the gate
+      When the harness commits the open source transaction and opens the gate
+      Then the push outcome is "applied"
 
     @cap:provision @cap:sourceSql
     Scenario: an insert that meets an existing row rereads it FOR NO KEY UPDATE

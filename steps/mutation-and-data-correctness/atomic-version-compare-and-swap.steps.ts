@@ -9,7 +9,7 @@
  * The gate and the numbered client ranges are defined with SYNC-MUT-018's steps.
  */
 import { randomUUID } from 'node:crypto';
-import { Then, When } from '@cucumber/cucumber';
+import { Given, Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
 import { answeredPushOf, awaitAnswers, lockWaits, onlyOutcome, openGates, raceState, startOne, startPush, waitFor } from '../support/mutations/push-gates.ts';
 import { clientRange, type Round, roundsState, runRace, winnerOf } from '../support/mutations/race-rounds.ts';
@@ -244,6 +244,32 @@ Then(
 );
 
 // ---- row lock modes ----
+
+// A declaration, like the table's own: the partitions are created with the table, before it is registered.
+Given(
+  /^the source relation of "([^"]+)" is range-partitioned by (\w+) into "([^"]+)" for \w+ below '([^']*)' and "([^"]+)" for the rest, with a unique index on (\w+) only in "([^"]+)"$/,
+  function (this: SyncWorld, name: string, column: string, low: string, bound: string, high: string, unique: string, indexed: string) {
+    const table = this.model.table(name);
+    if (table.installed) throw new Error(`table "${name}" was already created; declare its partitions before the first step that needs the server`);
+    // PostgreSQL requires a partitioned relation's primary key to contain the partition key.
+    if (this.model.keyColumn(name).name !== column) throw new Error(`table "${name}" can only be partitioned by its key column ${this.model.keyColumn(name).name}, not ${column}`);
+    if (!table.columns.some((c) => c.name === unique)) throw new Error(`table "${name}" has no column ${unique} to index`);
+    if (indexed !== low && indexed !== high) throw new Error(`the unique index on ${unique} must be in "${low}" or "${high}", not "${indexed}"`);
+    table.partitions = [
+      { name: low, below: bound, uniqueColumns: indexed === low ? [unique] : [] },
+      { name: high, uniqueColumns: indexed === high ? [unique] : [] },
+    ];
+  },
+);
+
+Then(/^a FOR KEY SHARE lock on row "([^"]+)" of table "([^"]+)" taken from another connection is granted at once$/, async function (this: SyncWorld, row: string, table: string) {
+  const push = raceState(this).pushes.at(-1);
+  this.assert.ok(push !== undefined && push.reply === undefined, 'the push is still held, so its row lock is still taken');
+  // FOR KEY SHARE conflicts with FOR UPDATE only: the held push took FOR NO KEY UPDATE, or it holds up foreign key checks.
+  const granted = await probeRowLock(this, table, this.model.keyColumn(table).name, row, 'KEY SHARE');
+  if (granted === 'skipped') return granted;
+  this.assert.ok(granted, `while the push is held, a FOR KEY SHARE lock on row ${row} of ${table} is granted at once: the push locked the row FOR UPDATE`);
+});
 
 When('the harness holds an open source transaction that ran {string}', async function (this: SyncWorld, statement: string) {
   const tx = await beginHeld(this, statement, true);

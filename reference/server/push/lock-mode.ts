@@ -17,14 +17,19 @@
  * this reads the same facts from the system catalogs.
  */
 import type { PoolClient } from 'pg';
+import { fault } from '../core/faults.ts';
 import type { TableDef } from '../core/tables.ts';
 import { keyPredicate } from './row-state.ts';
 
 export async function touchesKeyColumn(db: PoolClient, table: TableDef, pk: string, assigned: readonly string[]): Promise<boolean> {
   if (assigned.length === 0) return false;
   await db.query(`LOCK TABLE ${table.qualified} IN ROW EXCLUSIVE MODE`);
+  // The relation holding the row: a partition's own indexes decide, not the registered relation's nor its siblings'.
+  let holder = `SELECT tableoid FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}`;
+  if (fault('registered-relation-key-columns')) holder = `SELECT '${table.qualified.replaceAll("'", "''")}'::regclass::oid AS tableoid FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}`; // fault: server:registered-relation-key-columns
+  if (fault('every-partition-key-columns')) holder += ` UNION SELECT inhrelid FROM pg_inherits WHERE inhparent = '${table.qualified.replaceAll("'", "''")}'::regclass`; // fault: server:every-partition-key-columns
   const { rows } = await db.query<{ touched: boolean }>(
-    `WITH partition AS (SELECT tableoid FROM ${table.qualified} WHERE ${keyPredicate(table, 1)}),
+    `WITH partition AS (${holder}),
           updated AS (
             SELECT a.attnum FROM pg_attribute a, partition p
              WHERE a.attrelid = p.tableoid AND a.attname = ANY ($2::text[]) AND NOT a.attisdropped
