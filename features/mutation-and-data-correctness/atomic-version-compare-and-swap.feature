@@ -80,7 +80,7 @@ Feature: Atomic Version Compare And Swap
       When the harness opens the gate
       Then the push outcome is "applied"
       And the source transaction commits after the push
-      And the server holds row "n-1" of table "notes" with body "direct" at a server_version different from both "V1" and the push's server_version
+      And the server serves row "n-1" of table "notes" with body "direct" at a server_version different from both "V1" and the push's server_version
 
   Rule: insert reserves an absent row identity atomically
 
@@ -128,6 +128,7 @@ Feature: Atomic Version Compare And Swap
         CREATE UNIQUE INDEX parents_note_lower ON public.parents (lower(note));
         CREATE TABLE public.children (id text PRIMARY KEY, parent_id text REFERENCES public.parents (id));
         """
+      And client "W" has connected again and received the new schema
       And the server holds these "parents" rows, created by client "W":
         | id  | owner_id | code | alias | note | version |
         | p-1 | alice    | c1   | a1    | x1   | P1      |
@@ -157,6 +158,7 @@ Feature: Atomic Version Compare And Swap
         """
         CREATE TABLE public.crate_items (id text PRIMARY KEY, crate_id text REFERENCES public.crates (id));
         """
+      And client "W" has connected again and received the new schema
       And the server holds these "crates" rows, created by client "W":
         | id  | owner_id | label | version |
         | c-1 | alice    | tools | C1      |
@@ -180,6 +182,7 @@ Feature: Atomic Version Compare And Swap
         CREATE UNIQUE INDEX codes_norm_key ON public.codes (norm);
         CREATE TABLE public.code_refs (id text PRIMARY KEY, code_id text REFERENCES public.codes (id));
         """
+      And client "W" has connected again and received the new schema
       And the server holds these "codes" rows, created by client "W":
         | id  | owner_id | raw | version |
         | k-1 | alice    | ab  | K1      |
@@ -201,6 +204,7 @@ Feature: Atomic Version Compare And Swap
         """
         CREATE TABLE public.children (id text PRIMARY KEY, parent_id text REFERENCES public.parents (id));
         """
+      And client "W" has connected again and received the new schema
       And the server holds these "parents" rows, created by client "W":
         | id  | owner_id | code | version |
         | p-1 | alice    | c1   | P1      |
@@ -225,6 +229,11 @@ Feature: Atomic Version Compare And Swap
         | ref      | string | no  | yes      |           |
       And table "events" places each row in scope "user:{owner_id}"
       And the source relation of "events" is range-partitioned by id into "events_lo" for ids below 'e-5' and "events_hi" for the rest, with a unique index on ref only in "events_hi"
+      And the harness commits on the source database:
+        """
+        CREATE TABLE public.event_refs (id text PRIMARY KEY, event_id text REFERENCES public.events (id));
+        """
+      And client "W" has connected again and received the new schema
       And the server holds these "events" rows, created by client "W":
         | id  | owner_id | ref | version |
         | e-1 | alice    | r1  | E1      |
@@ -234,9 +243,12 @@ Feature: Atomic Version Compare And Swap
       And the push is held at the gate
       Then a FOR KEY SHARE lock on row "e-1" of table "events" taken from another connection is granted at once
       When the harness opens the gate
+      Then the push outcome is "applied"
+      When the harness holds an open source transaction that ran "INSERT INTO public.event_refs VALUES ('x-7', 'e-7')"
       And client "W" starts pushing an update of row "e-7" of table "events" with base_version "E7" and columns {"ref":"r8"}
-      And the push is held at the gate
-      Then a FOR KEY SHARE lock on row "e-7" of table "events" taken from another connection waits until the harness opens the gate
+      Then the push waits for the open child insert before reaching the gate
+      When the harness commits the open source transaction and opens the gate
+      Then the push outcome is "applied"
 
     @cap:provision @cap:sourceSql
     Scenario: an insert that meets an existing row rereads it FOR NO KEY UPDATE

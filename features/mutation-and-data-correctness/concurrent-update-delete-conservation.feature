@@ -86,8 +86,18 @@ Feature: Concurrent Update Delete Conservation
       And after every round the server holds the row as the winner left it, at the winner's server_version
 
     @negative @cap:provision
+    Scenario: sixteen concurrent pushes from one base leave one winner and fifteen losers that see it
+      Given clients "C1" to "C16" of user "alice" have connected
+      When clients "C1" to "C16" push at the same moment, all from base_version "V1", an update of row "n-1" of table "notes" with a body naming the client or a delete, updates and deletes alternating
+      Then every push of every round answers 200 with one outcome for its mutation
+      And every round has exactly one "applied" outcome
+      And every other outcome of the round is a conflict with code "version_conflict" or "row_deleted" whose server_version is the winner's
+      And after every round the server holds the row as the winner left it, at the winner's server_version
+
+    @negative @cap:provision
     Scenario: the winner's transition is delivered by pull, not the loser's
-      Given table "notes" has a gate trigger that holds the first push write of row "n-1" until the harness opens the gate
+      Given client "X" has rebuilt every scope it is assigned
+      And table "notes" has a gate trigger that holds the first push write of row "n-1" until the harness opens the gate
       When client "W" starts pushing an update setting body "W" of row "n-1" of table "notes" with base_version "V1"
       And the push of client "W" is held at the gate
       And client "X" starts pushing a delete of row "n-1" of table "notes" with base_version "V1"

@@ -27,6 +27,19 @@ export interface SourceSqlControl {
    * refusal with its error body.
    */
   pushInTransaction?(statements: string, userId: string, request: unknown): Promise<PushEntryResult>;
+  /**
+   * Optional: a further connection to the source database of its own, for a
+   * scenario that holds a transaction open while the server works, or probes
+   * locks from another session. Closed by `close` of the session, and by the
+   * adapter when the scenario's server closes.
+   */
+  session?(): Promise<SourceSqlSession>;
+}
+
+/** A source database connection of its own: its statements run in order, one transaction at a time. */
+export interface SourceSqlSession {
+  query<R extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  close(): Promise<void>;
 }
 
 /** Options of `synchro.synchro_register_table`; absent members keep the server's defaults. */

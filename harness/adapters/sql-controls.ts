@@ -5,7 +5,7 @@
  * knows the implementation's tables.
  */
 import pg from 'pg';
-import type { InspectControl, ProvisionControl, Row, SchemaControl, ScopesControl, SourceSqlControl, TableRegistration } from './server.ts';
+import type { InspectControl, ProvisionControl, Row, SchemaControl, ScopesControl, SourceSqlControl, SourceSqlSession, TableRegistration } from './server.ts';
 
 /** Parameter names of `synchro.synchro_register_table`, as the 004 sheet gives them. */
 const REGISTER_TABLE_PARAMETERS: Record<keyof TableRegistration, string> = {
@@ -57,10 +57,31 @@ export class SqlControls {
     const client = this.#client;
     this.#client = undefined;
     this.#connecting = undefined;
+    const sessions = [...this.#sessions];
+    this.#sessions.clear();
+    await Promise.all(sessions.map((s) => s.end().catch(() => undefined)));
     await client?.end();
   }
 
-  readonly sourceSql: SourceSqlControl = { query: (sql, params) => this.query(sql, params) };
+  /** Further connections a scenario opened; ended with the scenario's server. */
+  readonly #sessions = new Set<pg.Client>();
+
+  async #session(): Promise<SourceSqlSession> {
+    const client = new pg.Client({ connectionString: this.#url });
+    await client.connect();
+    // A session whose peer ends it while a query waits must fail that query, not the process.
+    client.on('error', () => undefined);
+    this.#sessions.add(client);
+    return {
+      query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+      close: async () => {
+        if (!this.#sessions.delete(client)) return;
+        await client.end();
+      },
+    };
+  }
+
+  readonly sourceSql: SourceSqlControl = { query: (sql, params) => this.query(sql, params), session: () => this.#session() };
 
   readonly provision: ProvisionControl = {
     exec: async (sql) => {

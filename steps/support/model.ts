@@ -28,7 +28,17 @@ export interface TableSpec {
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
+  /** When set, the source relation is range-partitioned by its key column into these partitions. */
+  partitions?: RangePartition[];
   installed: boolean;
+}
+
+/** One range partition of a source relation: the keys below `below` not held by an earlier partition (the rest, without a bound). */
+export interface RangePartition {
+  name: string;
+  below?: string;
+  /** Columns with a unique index of this partition's own (not of the partitioned relation). */
+  uniqueColumns: string[];
 }
 
 const SQL_TYPES: Record<string, string> = {
@@ -86,6 +96,18 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
 END;`;
 }
 
+/** The partitions of a range-partitioned table and their own unique indexes, in key order. */
+function partitionsSql(table: TableSpec, key: ColumnSpec): string {
+  const bound = (value: string | undefined) => (value === undefined ? 'MAXVALUE' : `${literal(value)}::${sqlType(key.type)}`);
+  const partitions = table.partitions ?? [];
+  return partitions
+    .flatMap((partition, i) => [
+      `CREATE TABLE public.${ident(partition.name)} PARTITION OF public.${ident(table.name)} FOR VALUES FROM (${i === 0 ? 'MINVALUE' : bound(partitions[i - 1]?.below)}) TO (${bound(partition.below)});`,
+      ...partition.uniqueColumns.map((column) => `CREATE UNIQUE INDEX ${ident(`${partition.name}_${column}_key`)} ON public.${ident(partition.name)} (${ident(column)});`),
+    ])
+    .join('\n');
+}
+
 export class ScenarioModel {
   readonly tables = new Map<string, TableSpec>();
 
@@ -119,7 +141,8 @@ export class ScenarioModel {
       if (!provision) throw new Error(`server adapter "${server.id}" has no provision capability to create table "${table.name}"`);
       const key = this.keyColumn(table.name);
       const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
-      let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')});`;
+      let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')})${table.partitions === undefined ? '' : ` PARTITION BY RANGE (${ident(key.name)})`};`;
+      if (table.partitions !== undefined) sql += `\n${partitionsSql(table, key)}`;
       const placed = table.placements.length > 0 || table.conditional.length > 0;
       const membershipFunction = placed ? membershipFunctionName(table) : null;
       if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;

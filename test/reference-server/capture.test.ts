@@ -331,3 +331,46 @@ test('a JSON null in a json column reaches the wire as the text "null", apart fr
     assert.equal(last('js')?.t1f5, '{"a":[1,true,null],"b":1}');
   });
 });
+
+test('rows written to the partitions of a registered partitioned relation are captured as the relation\'s', async () => {
+  const h = await freshServer(
+    env(),
+    `
+CREATE TABLE public.events (id text PRIMARY KEY, owner text NOT NULL, ref text) PARTITION BY RANGE (id);
+CREATE TABLE public.events_lo PARTITION OF public.events FOR VALUES FROM (MINVALUE) TO ('e-5');
+CREATE TABLE public.events_hi PARTITION OF public.events FOR VALUES FROM ('e-5') TO (MAXVALUE);
+SELECT synchro.synchro_prepare_projection_view('public.events');
+CREATE FUNCTION public.event_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+  SELECT 'user:' || owner FROM synchro_projection.events WHERE id = p_id;
+END;
+SELECT synchro.synchro_register_table('public.events', membership_fn => 'public.event_scopes');
+`,
+    { capture: true },
+  );
+  try {
+    await h.sql.query(`INSERT INTO public.events VALUES ('e-1', 'u1', 'r1'), ('e-7', 'u1', 'r7')`);
+    await h.sql.query(`UPDATE public.events SET ref = 'r8' WHERE id = 'e-7'`);
+    await h.sql.query(`DELETE FROM public.events WHERE id = 'e-1'`);
+    await catchUp(h);
+    const all = await effects(h);
+    assert.deepEqual(
+      all.map((e) => [e.scope_id, e.pk, e.op]),
+      [
+        ['user:u1', 'e-1', 'upsert'],
+        ['user:u1', 'e-7', 'upsert'],
+        ['user:u1', 'e-7', 'upsert'],
+        ['user:u1', 'e-1', 'delete'],
+      ],
+    );
+    const fences = await h.sql.query('SELECT pk_text, server_version FROM synchro.row_versions ORDER BY 1');
+    assert.deepEqual(
+      fences.rows.map((r) => [r.pk_text, r.server_version]),
+      [
+        ['e-1', all[3]?.v],
+        ['e-7', all[2]?.v],
+      ],
+    );
+  } finally {
+    await h.close();
+  }
+});

@@ -125,7 +125,7 @@ export class CaptureWorker implements CaptureHandle {
   /** The publication lists exactly the active registered relations. */
   private async ensurePublication(): Promise<void> {
     const db = this.db as pg.Client;
-    if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION}`);
+    if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION} WITH (publish_via_partition_root = true)`);
     const wanted = new Set(
       (await db.query<{ q: string }>("SELECT format('%I.%I', physical_schema, physical_relation) AS q FROM synchro.relations WHERE active")).rows.map((r) => r.q),
     );

@@ -33,7 +33,7 @@ export interface TableDef {
   composition: 'single_scope' | 'multi_scope';
   fields: FieldDef[];
   byId: Map<string, FieldDef>;
-  /** Columns of live, plain unique indexes: assigning one needs a FOR UPDATE row lock. */
+  /** Columns of live, plain unique indexes of the registered relation when the catalog was loaded (push reads the current ones: push/lock-mode.ts). */
   keyColumns: Set<string>;
   shape: TableShape;
   /** Select list producing each synced field in its wire form, aliased by field ID. */

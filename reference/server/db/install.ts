@@ -31,9 +31,10 @@ export async function installSchema(databaseUrl: string): Promise<boolean> {
     await client.query('CREATE SCHEMA synchro_projection AUTHORIZATION synchro_owner');
     await client.query('SET LOCAL ROLE synchro_owner');
     for (const file of SCHEMA_FILES) await client.query(await sql(file));
-    // The capture publication starts empty; registration adds each relation to it.
+    // The capture publication starts empty; registration adds each relation to it. A partitioned
+    // relation's rows are published as the registered relation's, not as its partitions'.
     await client.query('RESET ROLE');
-    await client.query('CREATE PUBLICATION synchro_capture');
+    await client.query('CREATE PUBLICATION synchro_capture WITH (publish_via_partition_root = true)');
     await client.query('COMMIT');
     return true;
   } catch (e) {

@@ -12,6 +12,7 @@ import { fault } from '../core/faults.ts';
 import type { Catalog } from '../core/manifests.ts';
 import { toParameter } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
+import { touchesKeyColumn } from './lock-mode.ts';
 import { keyPredicate, type RowState, readState, rowWithChecksum } from './row-state.ts';
 import type { Mutation } from './validate.ts';
 
@@ -111,11 +112,9 @@ function pkValue(m: Mutation): string {
 async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): Promise<Evaluation> {
   const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
   // Reserve the identity first: a concurrent insert of the same key waits here, then finds it taken.
-  const reserved = await ctx.db.query(
-    `INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES ($1, to_jsonb($2::${pkSql}) #>> '{}', 'reserved', 'reserved')
-     ON CONFLICT DO NOTHING`,
-    [table.tableId, pkValue(m)],
-  );
+  const reserve = `INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES ($1, to_jsonb($2::${pkSql}) #>> '{}', 'reserved', 'reserved')
+     ON CONFLICT DO NOTHING`;
+  const reserved = await ctx.db.query(fault('unreserved-insert') ? `SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM synchro.row_versions WHERE table_id = $1 AND pk_text = to_jsonb($2::${pkSql}) #>> '{}')` : reserve, [table.tableId, pkValue(m)]); // fault: server:unreserved-insert
   if (reserved.rowCount === 0) {
     const state = await readState(ctx.db, table, pkValue(m), 'NO KEY UPDATE');
     const code = state.fence?.state === 'deleted' ? 'row_deleted' : 'row_already_exists';
@@ -140,8 +139,8 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   if (table.updatedAtColumn !== null && m.op !== 'delete') assigned.push(table.updatedAtColumn);
   if (soft && table.updatedAtColumn !== null) assigned.push(table.updatedAtColumn);
   // The first lock matches what the write itself would take, so it never has to be upgraded.
-  const keyTouched = m.op === 'delete' && !soft ? true : assigned.some((c) => table.keyColumns.has(c));
-  const state = await readState(ctx.db, table, pkValue(m), keyTouched ? 'UPDATE' : 'NO KEY UPDATE');
+  const keyTouched = m.op === 'delete' && !soft ? true : fault('cached-key-columns') ? assigned.some((c) => table.keyColumns.has(c)) : await touchesKeyColumn(ctx.db, table, pkValue(m), assigned); // fault: server:cached-key-columns
+  const state = await readState(ctx.db, table, pkValue(m), fault('unlocked-version-check') ? undefined : keyTouched ? 'UPDATE' : 'NO KEY UPDATE'); // fault: server:unlocked-version-check
   if (state.fence === undefined || state.fence.state === 'reserved') {
     if (state.row !== undefined) throw integrityFailure();
     if (m.op === 'update' && fault('update-missing-inserts')) return await insertRow(ctx, m, table, params); // fault: server:update-missing-inserts
@@ -152,7 +151,7 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   }
   if (state.row === undefined) throw integrityFailure();
   const base = 'base_version' in m ? m.base_version : undefined;
-  const stale = base !== state.fence.version;
+  const stale = fault('loose-version-compare') ? base?.trim().toLowerCase() !== state.fence.version.toLowerCase() : base !== state.fence.version; // fault: server:loose-version-compare
   if (stale && !fault('ignore-base-version')) { // fault: server:ignore-base-version
     return { kind: 'rejected', outcome: conflict(m, ctx, table, 'version_conflict', state), conflict: { table, code: 'version_conflict' } };
   }
