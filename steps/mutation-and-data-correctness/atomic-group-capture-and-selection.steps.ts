@@ -14,6 +14,7 @@ import { splitStatements } from '../support/mutations/writes.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
 import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { generatedSeed } from '../support/generated-seed.ts';
 
 processPhrase(/^client "([^"]+)" (?:runs an atomic write|is opened with push batch size)/);
 processPhrase(/^the harness runs \d+ generated rounds through client "([^"]+)"/);
@@ -194,7 +195,7 @@ function statementOf(op: RoundPlan['ops'][number], round: number, k: number, own
 When(
   /^the harness runs (\d+) generated rounds through client "([^"]+)" mixing plain writes and atomic writes of 1 to 5 statements on rows "n-1" to "n-20", with push batch sizes from 1 to 5 and random syncs$/,
   async function (this: SyncWorld, count: string, name: string) {
-    const seed = Date.now() % 2_147_483_647;
+    const seed = generatedSeed();
     const [plan] = fc.sample(fc.array(ROUND, { minLength: Number(count), maxLength: Number(count) }), { seed, numRuns: 1 }) as RoundPlan[][];
     const state = { seed, name, failed: [] as FailedAtomic[], atomicWrites: 0 };
     workloads.set(this, state);
@@ -221,7 +222,7 @@ When(
 );
 
 /** Every record client `name` ever showed, by ID, as last seen. */
-async function groupsOf(world: SyncWorld, name: string): Promise<{ groupOf: Map<string, string | null>; members: Map<string, Set<string>> }> {
+async function groupsOf(world: SyncWorld, name: string): Promise<{ groupOf: Map<string, string | null>; members: Map<string, Set<string>>; records: QueueRecord[] }> {
   const records = await queueOf(world, name);
   const groupOf = new Map(records.map((r) => [r.id, r.groupId ?? null]));
   const members = new Map<string, Set<string>>();
@@ -230,14 +231,14 @@ async function groupsOf(world: SyncWorld, name: string): Promise<{ groupOf: Map<
     if (typeof r.groupId !== 'string' || r.status === 'superseded_before_send' || r.status === 'cancelled_before_send') continue;
     members.set(r.groupId, (members.get(r.groupId) ?? new Set()).add(r.id));
   }
-  return { groupOf, members };
+  return { groupOf, members, records };
 }
 
 Then(
   'every push request the proxy recorded from client {string} with "atomic": true carries exactly all members of one group and nothing else',
   async function (this: SyncWorld, name: string) {
     const { seed } = workload(this);
-    const { groupOf, members } = await groupsOf(this, name);
+    const { groupOf, members, records } = await groupsOf(this, name);
     const atomicPushes = (await pushesOf(this, name)).filter((p) => atomicOf(p) === true);
     this.assert.ok(workload(this).atomicWrites === 0 || atomicOutcomes(this).every((o) => !o.ok || o.captured.length === 0) || atomicPushes.length > 0, `no atomic push was recorded although groups committed (seed ${seed})`);
     for (const push of atomicPushes) {
@@ -245,7 +246,8 @@ Then(
       const groups = new Set(ids.map((id) => groupOf.get(id) ?? null));
       this.assert.ok(groups.size === 1 && typeof [...groups][0] === 'string', `atomic push ${push.batchId} carries mutations of groups ${JSON.stringify([...groups])} (seed ${seed})`);
       const group = [...groups][0] as string;
-      this.assert.equal([...ids].sort(), [...(members.get(group) ?? [])].sort(), `atomic push ${push.batchId} against the members of group ${group} (seed ${seed})`);
+      const shown = records.filter((r) => r.groupId === group).map((r) => ({ id: r.id, status: r.status, op: r.op, record: r.recordId, batch: r.batchId, links: r.links }));
+      this.assert.equal([...ids].sort(), [...(members.get(group) ?? [])].sort(), `atomic push ${push.batchId} against the members of group ${group} (seed ${seed}); the client shows them as ${JSON.stringify(shown)}`);
     }
   },
 );

@@ -21,6 +21,7 @@ import type { Reply } from '../support/reply.ts';
 import { cellValue } from '../support/values.ts';
 import type { Json, MutationSpec } from '../support/wire-client.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { generatedSeed } from '../support/generated-seed.ts';
 
 // ---- one-mutation pushes ("that mutation") ----
 
@@ -396,7 +397,7 @@ When(
   /^the harness runs (\d+) generated rounds, each racing (\d+) to (\d+) clients of user "([^"]+)" that push an update or a delete of row "([^"]+)" or an insert of a fresh key shared by the round, all from the version current at the start of the round$/,
   async function (this: SyncWorld, count: string, fewest: string, most: string, user: string, row: string) {
     const table = 'notes';
-    const seed = Number(process.env.SYNCHRO_RACE_SEED ?? Math.floor(Math.random() * 2 ** 31));
+    const seed = generatedSeed();
     const op = fc.constantFrom<'update' | 'delete' | 'insert'>('update', 'delete', 'insert');
     // Every round carries at least one insert of its fresh key.
     const plans = fc.sample(fc.tuple(fc.array(op, { minLength: Number(fewest) - 1, maxLength: Number(most) - 1 }), fc.nat(Number(most) - 1)), { numRuns: Number(count), seed });

@@ -16,6 +16,7 @@ import { fieldId, tableNamed } from '../support/wire-values/recorded.ts';
 import { sendExact, stepValue } from '../support/wire-values/requests.ts';
 import type { Json } from '../support/wire-client.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { generatedSeed } from '../support/generated-seed.ts';
 
 processPhrase(/^client "([^"]+)" of user "[^"]+" runs with time zone /);
 processPhrase(/^every client_version the proxy recorded from client "([^"]+)"/);
@@ -121,7 +122,7 @@ When(
   async function (this: SyncWorld, count: string) {
     const client = this.wire('W');
     const table = 'notes';
-    const seed = Date.now() % 2_147_483_647;
+    const seed = generatedSeed();
     const draw = fc.record({
       state: fc.constantFrom('absent' as const, 'live' as const, 'deleted' as const),
       op: fc.constantFrom('insert' as const, 'update' as const, 'delete' as const),

@@ -16,6 +16,7 @@ import type { Reply } from '../support/reply.ts';
 import type { Json } from '../support/wire-client.ts';
 import { labelledVersion, versionLabels } from '../support/version-labels.ts';
 import { SyncWorld } from '../support/world.ts';
+import { generatedSeed } from '../support/generated-seed.ts';
 
 Then('the response body matches schema {string}', function (this: SyncWorld, kind: string) {
   const reply = this.lastReply();
@@ -74,7 +75,7 @@ When(
   /^client "([^"]+)" pushes (\d+) generated batches, each of (\d+) to (\d+) mutations drawn from insert, update and delete on the keys n-(\d+) to n-(\d+) of table "([^"]+)", with base_version drawn from the current version, a stale version and absence as the operation allows$/,
   async function (this: SyncWorld, name: string, count: string, least: string, most: string, low: string, high: string, table: string) {
     const client = this.wire(name);
-    const seed = Date.now() % 2_147_483_647;
+    const seed = generatedSeed();
     seeds.set(this, seed);
     const draw: fc.Arbitrary<Draw> = fc.record({
       op: fc.constantFrom('insert' as const, 'update' as const, 'delete' as const),

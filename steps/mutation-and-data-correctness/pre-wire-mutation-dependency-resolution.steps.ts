@@ -19,6 +19,7 @@ import { awaitCapture } from '../support/source-schema.ts';
 import { labelledVersion } from '../support/version-labels.ts';
 import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
+import { generatedSeed } from '../support/generated-seed.ts';
 
 // The generated run drives the client as an application would.
 processPhrase(/^the harness runs \d+ generated rounds .* through client "([^"]+)"/);
@@ -211,7 +212,7 @@ async function heldRound(world: SyncWorld, name: string, during: Act): Promise<v
 When(
   /^the harness runs (\d+) generated rounds of 1 to 12 local inserts, updates and deletes on rows "n-1" to "n-4" through client "([^"]+)", with syncs, held push responses and conflicting updates from client "W" interleaved at random$/,
   async function (this: SyncWorld, count: string, name: string) {
-    const seed = Date.now() % 2_147_483_647;
+    const seed = generatedSeed();
     seeds.set(this, seed);
     const rounds = fc.sample(round, { numRuns: Number(count), seed });
     // The drawn sequence is attached, so a failing run can be read and replayed with its seed.

@@ -310,6 +310,36 @@ test('a group member whose predecessor is rejected blocks every unsent member of
   c.close();
 });
 
+test('a group member captured behind a blocked predecessor blocks the whole group at once, so no part of it is sent', async () => {
+  const c = await connected();
+  c.execute("INSERT INTO orders(id, title) VALUES ('gb', 'a')");
+  c.execute("INSERT INTO orders(id, title) VALUES ('gb-2', 'a')");
+  await c.syncNow();
+  const s = server.rows.get('tbl_orders')?.get('gb');
+  assert.ok(s);
+  server.putRow('tbl_orders', { ...s.row, fld_orders_title: 'remote' });
+  c.execute("UPDATE orders SET title = 'mine' WHERE id = 'gb'");
+  sealed(c);
+  c.execute("UPDATE orders SET qty = 1 WHERE id = 'gb'");
+  await c.syncNow();
+  assert.deepEqual(c.inspectMutations().filter((m) => m.recordId === 'gb').map((m) => m.status).slice(-1), ['blocked_by_predecessor']);
+  c.atomicWrite(() => {
+    c.execute("UPDATE orders SET qty = 2 WHERE id = 'gb'");
+    c.execute("UPDATE orders SET title = 'two' WHERE id = 'gb-2'");
+  });
+  const grouped = c.inspectMutations().filter((m) => m.atomicGroupId !== null);
+  assert.deepEqual(grouped.map((m) => m.status), ['blocked_by_predecessor', 'blocked_by_predecessor']);
+  const before = server.count('/sync/push');
+  await c.syncNow();
+  const sent = server.requests
+    .filter((r) => r.path === '/sync/push')
+    .slice(before)
+    .flatMap((r) => (JSON.parse(r.body.toString()) as { mutations: { pk: { fld_orders_id: string } }[] }).mutations.map((m) => m.pk.fld_orders_id));
+  assert.equal(sent.includes('gb-2'), false, `a member of the blocked group was sent: ${JSON.stringify(sent)}`);
+  assert.equal(server.rows.get('tbl_orders')?.get('gb-2')?.row.fld_orders_title, 'a');
+  c.close();
+});
+
 test('a terminal rejection survives restart and is removed only by the clear policy', async () => {
   const path = tempDb();
   let c = openClient(server, 'queue-restart', { path });

@@ -6,7 +6,7 @@
 import type { Ctx } from '../context.ts';
 import { AtomicGroupInvalid } from '../errors.ts';
 import { normalizePending } from './normalize.ts';
-import { type MutationRecord, wireMutation } from './records.ts';
+import { blockDependents, type MutationRecord, wireMutation } from './records.ts';
 import { BATCH_MAX_MUTATIONS, mutationTooLarge, REQUEST_MAX_OCTETS, RequestMeter, tableOf } from './seal.ts';
 
 /** Placeholder base for a member whose base is not known yet: the largest a version can be. */
@@ -30,4 +30,7 @@ export function validateGroup(ctx: Ctx, groupId: string): void {
     meter.add(wire);
   }
   if (meter.body > REQUEST_MAX_OCTETS || meter.canon > REQUEST_MAX_OCTETS) throw new AtomicGroupInvalid('requestTooLarge', 'the group cannot fit one push request');
+  // A member captured behind a deleted or blocked predecessor starts blocked; the group travels as one unit, so all of it waits with it.
+  const blocked = ctx.db.prepare(`SELECT mutation_id FROM _synchro_pending_changes WHERE atomic_group_id = ? AND lifecycle_state = 'blocked_by_predecessor'`).all(groupId) as { mutation_id: string }[];
+  if (blocked.length > 0) blockDependents(ctx, blocked.map((b) => b.mutation_id));
 }

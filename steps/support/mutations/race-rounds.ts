@@ -10,6 +10,7 @@ import { labelRange } from '../seeds/artifacts.ts';
 import { cellValue } from '../values.ts';
 import type { Json } from '../wire-client.ts';
 import type { SyncWorld } from '../world.ts';
+import { generatedSeed } from '../generated-seed.ts';
 
 export type RaceOp = 'update' | 'delete' | 'insert';
 
@@ -121,7 +122,7 @@ export interface RoundsOptions {
  */
 export async function runRounds(world: SyncWorld, options: RoundsOptions): Promise<void> {
   const state = roundsState(world);
-  const seed = Number(process.env.SYNCHRO_RACE_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const seed = generatedSeed();
   state.seed = seed;
   const plans = fc.sample(fc.array(fc.constantFrom<'update' | 'delete'>('update', 'delete'), { minLength: options.fewest, maxLength: options.most }), { numRuns: options.rounds, seed });
   const clients = Array.from({ length: options.most }, (_, k) => `racer-${k + 1}`);
