@@ -158,8 +158,16 @@ Then('the rebuild pages hold exactly these records:', function (this: SyncWorld,
   if (client === undefined) throw new Error('no harness client holds a manifest to name the tables of rebuild records');
   const wire = this.wire(client);
   const named = (tableId: string) => wire.manifest?.tables.find((t) => t.table_id === tableId)?.name ?? tableId;
-  const actual = last.run.records.map((record) => `${named(String(record.table))}/${String(keyValue(record.pk))}`).sort();
-  const expected = table.hashes().map((row) => `${row.table}/${row.pk}`).sort();
+  // Columns beyond table and pk, when the step lists any, are compared too: a record must show the row as staged.
+  const columns = (table.raw()[0] ?? []).filter((column) => column !== 'table' && column !== 'pk');
+  const describe = (tableName: string, pk: unknown, value: (column: string) => unknown) => [`${tableName}/${String(pk)}`, ...columns.map((column) => `${column}=${String(value(column))}`)].join(' ');
+  const actual = last.run.records
+    .map((record) => {
+      const tableName = named(String(record.table));
+      return describe(tableName, keyValue(record.pk), (column) => record.row?.[wire.fieldId(tableName, column)]);
+    })
+    .sort();
+  const expected = table.hashes().map((row) => describe(row.table ?? '', row.pk, (column) => row[column])).sort();
   this.assert.equal(actual, expected, `records of the rebuild of ${last.scope}`);
 });
 
@@ -259,3 +267,9 @@ function thatMutation(world: SyncWorld): string {
   if (id === undefined) throw new Error('no push request with a fixed batch_id was sent in this scenario');
   return id;
 }
+
+Then(/^member "([^"]+)" is (true|false)$/, function (this: SyncWorld, name: string, flag: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  this.assert.equal(reply.json?.[name], flag === 'true', `member "${name}" of the ${reply.endpoint} response`);
+});

@@ -5,6 +5,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { computeAssignment, reconcile } from './assignment.ts';
+import { scopeRows } from './checksums.ts';
 import { withClientSnapshot } from './snapshot.ts';
 
 /**
@@ -34,4 +35,14 @@ export async function refreshAssignmentInPlace(db: PoolClient, userId: string, c
      ON CONFLICT (user_id, client_id, scope_id) DO NOTHING`,
     [userId, clientId, assigned, storedVersion],
   );
+}
+
+/**
+ * Sensitivity-run fault only: one rebuild page read from the scope's live
+ * materialized rows by position, as a server that pages over the current
+ * scope contents instead of its staged snapshot would.
+ */
+export async function liveScopePage(db: PoolClient, scope: string, start: number, limit: number): Promise<{ table_id: string; pk_text: string; row_wire: Record<string, unknown>; server_version: string }[]> {
+  const rows = await scopeRows(db, scope);
+  return rows.slice(start, start + limit).map((r) => ({ table_id: r.tableId, pk_text: r.pkText, row_wire: r.row, server_version: r.serverVersion }));
 }
