@@ -15,7 +15,8 @@ import { sourceSql } from '../support/scopes/roles.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import type { SyncWorld } from '../support/world.ts';
 
-const yes = (cell: string | undefined) => cell?.trim().toLowerCase() === 'yes';
+// A flag cell reads yes/no in most features and true/false in the pull features: both spellings mean the same.
+const yes = (cell: string | undefined) => ['yes', 'true'].includes(cell?.trim().toLowerCase() ?? '');
 
 Given('a registered table {string} with columns:', function (this: SyncWorld, name: string, table: DataTable) {
   const lifecycle = new Map<string, string>();
