@@ -194,3 +194,14 @@ Then('client {string} has crashed', async function (this: SyncWorld, name: strin
 When('the harness restarts client {string}', async function (this: SyncWorld, name: string) {
   await restartAfterCrash(this, name);
 });
+
+Given('client {string} is armed to crash at {string} for scope {string}', async function (this: SyncWorld, name: string, point: string, scope: string) {
+  // Crash points are not scope-bound in the adapter protocol: the point is taken in whichever rebuild comes first.
+  // So no other scope may be waiting for a rebuild when it is armed, or the crash could land in that one.
+  const client = await this.process(name);
+  const { scopes } = await client.call<{ scopes: { scopeId: string; rebuildRequired: boolean }[] }>('inspectScopes');
+  const { rebuilds } = await client.call<{ rebuilds: { scopeId: string }[] }>('inspectRebuilds');
+  const others = [...scopes.filter((s) => s.rebuildRequired).map((s) => s.scopeId), ...rebuilds.map((r) => r.scopeId)].filter((id) => id !== scope);
+  if (others.length > 0) throw new Error(`client "${name}" also has ${others.join(', ')} waiting for a rebuild: a crash at "${point}" would not be bound to ${scope}`);
+  return await armCrashPoint(this, name, point);
+});

@@ -54,6 +54,13 @@ Given('table {string} now also places rows whose {word} is {string} in scope {st
   if (table.installed) await this.model.replacePlacements(await this.readyServer(), name);
 });
 
+Given('table {string} also places each row in scope {string} when {string} is not null', function (this: SyncWorld, name: string, template: string, column: string) {
+  const table = this.model.table(name);
+  if (table.installed) throw new Error(`table "${name}" is already installed: declare its placements before the first server step`);
+  if (!table.columns.some((c) => c.name === column && c.nullable)) throw new Error(`table "${name}" has no nullable column "${column}"`);
+  table.whenSet.push({ template, column });
+});
+
 Given('table {string} marks deletion with column {string}', function (this: SyncWorld, name: string, column: string) {
   const table = this.model.table(name);
   if (!table.columns.some((c) => c.name === column)) table.columns.push({ name: column, type: 'datetime', key: false, nullable: true });

@@ -25,6 +25,8 @@ export interface TableSpec {
   placements: string[];
   /** Extra placements for rows whose `column` holds `value`. */
   conditional: { column: string; value: string; scope: string }[];
+  /** Extra placements made only for rows whose `column` is not null (the template usually names it). */
+  whenSet: { template: string; column: string }[];
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
@@ -80,6 +82,7 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
   const branches = [
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
+    ...table.whenSet.map((rule) => `SELECT ${scopeExpression(rule.template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)} IS NOT NULL`),
   ];
   return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
   ${branches.join('\n  UNION ')};
@@ -92,7 +95,7 @@ export class ScenarioModel {
   declareTable(name: string, columns: ColumnSpec[]): TableSpec {
     if (this.tables.has(name)) throw new Error(`table "${name}" is declared twice in this scenario`);
     if (columns.filter((c) => c.key).length !== 1) throw new Error(`table "${name}" needs exactly one key column`);
-    const table: TableSpec = { name, columns, placements: [], conditional: [], installed: false };
+    const table: TableSpec = { name, columns, placements: [], conditional: [], whenSet: [], installed: false };
     this.tables.set(name, table);
     return table;
   }
@@ -120,14 +123,14 @@ export class ScenarioModel {
       const key = this.keyColumn(table.name);
       const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')});`;
-      const placed = table.placements.length > 0 || table.conditional.length > 0;
+      const placed = table.placements.length > 0 || table.conditional.length > 0 || table.whenSet.length > 0;
       const membershipFunction = placed ? membershipFunctionName(table) : null;
       if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
         relation: `public.${table.name}`,
         membershipFunction,
-        composition: table.conditional.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
+        composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
         ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
       });
