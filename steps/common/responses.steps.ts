@@ -231,13 +231,21 @@ Then('the response status is not 200', function (this: SyncWorld) {
 
 Then('the pull response lists exactly these changes:', async function (this: SyncWorld, table: DataTable) {
   const reply = lastPull(this);
-  const describe = (c: { scope: unknown; table: unknown; op: unknown; pk: unknown }) => `${String(c.scope)} ${String(c.table)} ${String(c.op)} ${String(c.pk)}`;
+  // Columns beyond scope, table, op and pk, when listed, are compared too: an upsert must carry those values, a delete none.
+  const columns = (table.raw()[0] ?? []).filter((c) => !['scope', 'table', 'op', 'pk'].includes(c));
+  const describe = (c: { scope: unknown; table: unknown; op: unknown; pk: unknown }, value: (column: string) => unknown) =>
+    [`${String(c.scope)} ${String(c.table)} ${String(c.op)} ${String(c.pk)}`, ...columns.map((column) => `${column}=${String(value(column) ?? '')}`)].join(' ');
   const expected: string[] = [];
   for (const row of table.hashes()) {
     const tableId = (await tableNamed(this, String(row.table))).table_id;
-    expected.push(describe({ scope: row.scope, table: tableId, op: row.op, pk: row.pk }));
+    expected.push(describe({ scope: row.scope, table: tableId, op: row.op, pk: row.pk }, (column) => row[column]));
   }
-  const actual = changesOf(reply).map((c) => describe({ scope: c.scope, table: c.table, op: c.op, pk: keyValue(c.pk) }));
+  const actual: string[] = [];
+  for (const c of changesOf(reply)) {
+    const shape = await tableNamed(this, String(c.table));
+    const row = (c.row ?? {}) as Obj;
+    actual.push(describe({ scope: c.scope, table: c.table, op: c.op, pk: keyValue(c.pk) }, (column) => (c.op === 'upsert' ? row[shape.fields.find((f) => f.name === column)?.field_id ?? column] : '')));
+  }
   // The set of changes, not their order: the merge order is another requirement's business.
   this.assert.equal([...actual].sort(), [...expected].sort(), `changes of the pull response: ${reply.text}`);
 });

@@ -65,7 +65,11 @@ function scopeExpression(template: string): string {
   return parts.map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part))).join(' || ');
 }
 
-const membershipFunctionName = (table: TableSpec) => `public.${table.name}_scopes`;
+// A table name may hold characters an unquoted function name cannot ("doc:x"): the function's name replaces them.
+/** The registered relation's name, quoted only where a plain identifier cannot spell it ("doc:x"). */
+const relationName = (table: TableSpec) => `public.${/^[a-z_][a-z0-9_]*$/.test(table.name) ? table.name : ident(table.name)}`;
+
+const membershipFunctionName = (table: TableSpec) => `public.${table.name.replace(/[^A-Za-z0-9_]/g, '_')}_scopes`;
 
 /** Creates the table's projection ahead of registration, so a function body can name it; repeating it changes nothing. */
 const prepareProjectionSql = (table: TableSpec) => `SELECT synchro.synchro_prepare_projection_view(${literal(`public.${ident(table.name)}`)});`;
@@ -128,7 +132,7 @@ export class ScenarioModel {
       if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
-        relation: `public.${table.name}`,
+        relation: relationName(table),
         membershipFunction,
         composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
@@ -152,6 +156,6 @@ export class ScenarioModel {
     if (table.placements.length + table.conditional.length === 1) throw new Error(`table "${name}" was installed without a membership function; it cannot gain a placement afterwards`);
     const next = `${membershipFunctionName(table)}_${table.placements.length}_${table.conditional.length}`;
     await server.provision.exec(membershipFunctionSql(table, this.keyColumn(name), 'CREATE', next));
-    await server.provision.reconfigureMembership(`public.${table.name}`, next);
+    await server.provision.reconfigureMembership(relationName(table), next);
   }
 }
