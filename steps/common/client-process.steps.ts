@@ -7,6 +7,8 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { backoffOf, lastFailure, lifecycle, statusOf, waitUntil } from '../support/client-lifecycle/observe.ts';
 import { processPhrase } from '../support/client-mode.ts';
+import { armCrashPoint } from '../support/client-lifecycle/crash-points.ts';
+import { restartAfterCrash } from '../support/mutations/holds.ts';
 import { runApplicationSql } from '../support/mutations/writes.ts';
 import { connectedAndRebuilt } from '../support/protocol-client.ts';
 import { localRows as capturedRows } from '../support/push-ledger/client-outcomes.ts';
@@ -164,4 +166,42 @@ processPhrase(/^client "([^"]+)" query /);
 
 Then('client {string} query {string} returns no row', async function (this: SyncWorld, name: string, sql: string) {
   this.assert.equal(await capturedRows(this, name, sql), [], `rows of ${sql} on client "${name}"`);
+});
+
+processPhrase(/^client "([^"]+)" (?:of user "[^"]+" is opened with rebuild limit|is armed to crash at|has crashed)/);
+
+processPhrase(/^the harness restarts client "([^"]+)"$/);
+
+Given('client {string} of user {string} is opened with rebuild limit {int}', async function (this: SyncWorld, name: string, user: string, limit: number) {
+  this.clientUsers.set(name, user);
+  if (this.clients.has(name)) throw new Error(`client "${name}" was already opened in this scenario; its rebuild limit must be set when it is first opened`);
+  await this.process(name, { rebuildLimit: limit });
+});
+
+Given('client {string} is armed to crash at {string}', async function (this: SyncWorld, name: string, point: string) {
+  return await armCrashPoint(this, name, point);
+});
+
+Then('client {string} has crashed', async function (this: SyncWorld, name: string) {
+  const client = await this.process(name);
+  // The armed point ends the process on its own; waiting for that exit has the call deadline.
+  const exit = client.process.alive ? await client.process.awaitExit() : 'already gone';
+  this.assert.equal(client.process.alive, false, `client "${name}" is still running (${exit}) after its armed crash point`);
+  const sync = this.lastSync.get(name);
+  this.assert.ok(sync === undefined || 'error' in sync, `the sync of client "${name}" returned ${JSON.stringify(sync)} instead of dying at its crash point`);
+});
+
+When('the harness restarts client {string}', async function (this: SyncWorld, name: string) {
+  await restartAfterCrash(this, name);
+});
+
+Given('client {string} is armed to crash at {string} for scope {string}', async function (this: SyncWorld, name: string, point: string, scope: string) {
+  // Crash points are not scope-bound in the adapter protocol: the point is taken in whichever rebuild comes first.
+  // So no other scope may be waiting for a rebuild when it is armed, or the crash could land in that one.
+  const client = await this.process(name);
+  const { scopes } = await client.call<{ scopes: { scopeId: string; rebuildRequired: boolean }[] }>('inspectScopes');
+  const { rebuilds } = await client.call<{ rebuilds: { scopeId: string }[] }>('inspectRebuilds');
+  const others = [...scopes.filter((s) => s.rebuildRequired).map((s) => s.scopeId), ...rebuilds.map((r) => r.scopeId)].filter((id) => id !== scope);
+  if (others.length > 0) throw new Error(`client "${name}" also has ${others.join(', ')} waiting for a rebuild: a crash at "${point}" would not be bound to ${scope}`);
+  return await armCrashPoint(this, name, point);
 });

@@ -4,7 +4,7 @@
  * checksums, rebuild flags, its installed schema, its state and held
  * mutations, and whether its durable state changed.
  */
-import { Given, Then } from '@cucumber/cucumber';
+import { type DataTable, Given, Then } from '@cucumber/cucumber';
 import { compareBytes } from '../../harness/codec/index.ts';
 import { mutationsOf, ofRow } from '../support/client-lifecycle/failures.ts';
 import { statusOf } from '../support/client-lifecycle/observe.ts';
@@ -21,8 +21,10 @@ import { currentManifest } from '../support/schema-and-versions/manifests.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { reportedScopes } from '../support/scopes/client-sync.ts';
 import { exchangeSummaries } from '../support/scopes/exchanges.ts';
+import { edgeText, provenanceOf } from '../support/scope-repair/provenance.ts';
 import { assertNoMutation } from '../support/seeds/seeded-client.ts';
 import { snapshotOf, snapshots, UNCHANGED } from '../support/wire-values/client-state.ts';
+import { tableNamed } from '../support/wire-values/recorded.ts';
 import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { bodyOf, deliveredOf } from '../support/exchanges.ts';
@@ -251,4 +253,17 @@ Then('client {string} stores, for row {string} of table {string}, the server_ver
 
 Then('client {string} stores no server_version for row {string} of table {string}', async function (this: SyncWorld, name: string, pk: string, table: string) {
   this.assert.equal(await storedVersion(this, name, table, pk), undefined, `the server_version client "${name}" stores for ${table} ${pk}`);
+});
+
+processPhrase(/^client "([^"]+)" inspection shows /);
+
+Then('client {string} inspection shows no mutation record', async function (this: SyncWorld, name: string) {
+  await assertNoMutation(this, name);
+});
+
+Then('client {string} inspection shows exactly these provenance edges:', async function (this: SyncWorld, name: string, table: DataTable) {
+  const expected: string[] = [];
+  for (const row of table.hashes()) expected.push(edgeText(row.scope ?? '', (await tableNamed(this, row.table ?? '')).table_id, row.pk ?? ''));
+  const actual = (await provenanceOf(this, name)).map((edge) => edgeText(edge.scopeId, edge.table, edge.recordId));
+  this.assert.equal(actual.sort(), expected.sort(), `provenance edges client "${name}" reports`);
 });

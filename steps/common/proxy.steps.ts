@@ -11,6 +11,7 @@ import { processPhrase } from '../support/client-mode.ts';
 import { currentManifest } from '../support/integrity/context.ts';
 import type { Manifest } from '../support/integrity/oracle.ts';
 import { armRowEdit } from '../support/integrity/tampering.ts';
+import { armPullMemberFlip } from '../support/scope-repair/tamper.ts';
 import { lastPresented, literal } from '../support/opaque-tokens/cursor-presentation.ts';
 import { aliasRelay } from '../support/opaque-tokens/tokens.ts';
 import { scopesState } from '../support/scopes/state.ts';
@@ -84,3 +85,7 @@ Given(
     proxy.inject(setMemberRule(proxy, { endpoint, clientId: await clientIdOf(this, name), pointer, value: stepValue(this, value), recomputeChecksum: Boolean(recompute) }));
   },
 );
+
+Given('the proxy will flip one hex digit of {string} in the next pull response to client {string}', async function (this: SyncWorld, pointer: string, name: string) {
+  await armPullMemberFlip(this, name, pointer);
+});

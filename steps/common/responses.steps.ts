@@ -158,8 +158,16 @@ Then('the rebuild pages hold exactly these records:', function (this: SyncWorld,
   if (client === undefined) throw new Error('no harness client holds a manifest to name the tables of rebuild records');
   const wire = this.wire(client);
   const named = (tableId: string) => wire.manifest?.tables.find((t) => t.table_id === tableId)?.name ?? tableId;
-  const actual = last.run.records.map((record) => `${named(String(record.table))}/${String(keyValue(record.pk))}`).sort();
-  const expected = table.hashes().map((row) => `${row.table}/${row.pk}`).sort();
+  // Columns beyond table and pk, when the step lists any, are compared too: a record must show the row as staged.
+  const columns = (table.raw()[0] ?? []).filter((column) => column !== 'table' && column !== 'pk');
+  const describe = (tableName: string, pk: unknown, value: (column: string) => unknown) => [`${tableName}/${String(pk)}`, ...columns.map((column) => `${column}=${String(value(column))}`)].join(' ');
+  const actual = last.run.records
+    .map((record) => {
+      const tableName = named(String(record.table));
+      return describe(tableName, keyValue(record.pk), (column) => record.row?.[wire.fieldId(tableName, column)]);
+    })
+    .sort();
+  const expected = table.hashes().map((row) => describe(row.table ?? '', row.pk, (column) => row[column])).sort();
   this.assert.equal(actual, expected, `records of the rebuild of ${last.scope}`);
 });
 
@@ -223,13 +231,21 @@ Then('the response status is not 200', function (this: SyncWorld) {
 
 Then('the pull response lists exactly these changes:', async function (this: SyncWorld, table: DataTable) {
   const reply = lastPull(this);
-  const describe = (c: { scope: unknown; table: unknown; op: unknown; pk: unknown }) => `${String(c.scope)} ${String(c.table)} ${String(c.op)} ${String(c.pk)}`;
+  // Columns beyond scope, table, op and pk, when listed, are compared too: an upsert must carry those values, a delete none.
+  const columns = (table.raw()[0] ?? []).filter((c) => !['scope', 'table', 'op', 'pk'].includes(c));
+  const describe = (c: { scope: unknown; table: unknown; op: unknown; pk: unknown }, value: (column: string) => unknown) =>
+    [`${String(c.scope)} ${String(c.table)} ${String(c.op)} ${String(c.pk)}`, ...columns.map((column) => `${column}=${String(value(column) ?? '')}`)].join(' ');
   const expected: string[] = [];
   for (const row of table.hashes()) {
     const tableId = (await tableNamed(this, String(row.table))).table_id;
-    expected.push(describe({ scope: row.scope, table: tableId, op: row.op, pk: row.pk }));
+    expected.push(describe({ scope: row.scope, table: tableId, op: row.op, pk: row.pk }, (column) => row[column]));
   }
-  const actual = changesOf(reply).map((c) => describe({ scope: c.scope, table: c.table, op: c.op, pk: keyValue(c.pk) }));
+  const actual: string[] = [];
+  for (const c of changesOf(reply)) {
+    const shape = await tableNamed(this, String(c.table));
+    const row = (c.row ?? {}) as Obj;
+    actual.push(describe({ scope: c.scope, table: c.table, op: c.op, pk: keyValue(c.pk) }, (column) => (c.op === 'upsert' ? row[shape.fields.find((f) => f.name === column)?.field_id ?? column] : '')));
+  }
   // The set of changes, not their order: the merge order is another requirement's business.
   this.assert.equal([...actual].sort(), [...expected].sort(), `changes of the pull response: ${reply.text}`);
 });
@@ -259,3 +275,9 @@ function thatMutation(world: SyncWorld): string {
   if (id === undefined) throw new Error('no push request with a fixed batch_id was sent in this scenario');
   return id;
 }
+
+Then(/^member "([^"]+)" is (true|false)$/, function (this: SyncWorld, name: string, flag: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  this.assert.equal(reply.json?.[name], flag === 'true', `member "${name}" of the ${reply.endpoint} response`);
+});

@@ -15,7 +15,8 @@ import { sourceSql } from '../support/scopes/roles.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import type { SyncWorld } from '../support/world.ts';
 
-const yes = (cell: string | undefined) => cell?.trim().toLowerCase() === 'yes';
+// A flag cell reads yes/no in most features and true/false in the pull features: both spellings mean the same.
+const yes = (cell: string | undefined) => ['yes', 'true'].includes(cell?.trim().toLowerCase() ?? '');
 
 Given('a registered table {string} with columns:', function (this: SyncWorld, name: string, table: DataTable) {
   const lifecycle = new Map<string, string>();
@@ -51,6 +52,13 @@ Given('table {string} now also places rows whose {word} is {string} in scope {st
   const table = this.model.table(name);
   table.conditional.push({ column, value, scope });
   if (table.installed) await this.model.replacePlacements(await this.readyServer(), name);
+});
+
+Given('table {string} also places each row in scope {string} when {string} is not null', function (this: SyncWorld, name: string, template: string, column: string) {
+  const table = this.model.table(name);
+  if (table.installed) throw new Error(`table "${name}" is already installed: declare its placements before the first server step`);
+  if (!table.columns.some((c) => c.name === column && c.nullable)) throw new Error(`table "${name}" has no nullable column "${column}"`);
+  table.whenSet.push({ template, column });
 });
 
 Given('table {string} marks deletion with column {string}', function (this: SyncWorld, name: string, column: string) {

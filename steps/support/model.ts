@@ -25,6 +25,8 @@ export interface TableSpec {
   placements: string[];
   /** Extra placements for rows whose `column` holds `value`. */
   conditional: { column: string; value: string; scope: string }[];
+  /** Extra placements made only for rows whose `column` is not null (the template usually names it). */
+  whenSet: { template: string; column: string }[];
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
@@ -73,7 +75,11 @@ function scopeExpression(template: string): string {
   return parts.map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part))).join(' || ');
 }
 
-const membershipFunctionName = (table: TableSpec) => `public.${table.name}_scopes`;
+// A table name may hold characters an unquoted function name cannot ("doc:x"): the function's name replaces them.
+/** The registered relation's name, quoted only where a plain identifier cannot spell it ("doc:x"). */
+const relationName = (table: TableSpec) => `public.${/^[a-z_][a-z0-9_]*$/.test(table.name) ? table.name : ident(table.name)}`;
+
+const membershipFunctionName = (table: TableSpec) => `public.${table.name.replace(/[^A-Za-z0-9_]/g, '_')}_scopes`;
 
 /** Creates the table's projection ahead of registration, so a function body can name it; repeating it changes nothing. */
 const prepareProjectionSql = (table: TableSpec) => `SELECT synchro.synchro_prepare_projection_view(${literal(`public.${ident(table.name)}`)});`;
@@ -90,6 +96,7 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
   const branches = [
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
+    ...table.whenSet.map((rule) => `SELECT ${scopeExpression(rule.template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)} IS NOT NULL`),
   ];
   return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
   ${branches.join('\n  UNION ')};
@@ -114,7 +121,7 @@ export class ScenarioModel {
   declareTable(name: string, columns: ColumnSpec[]): TableSpec {
     if (this.tables.has(name)) throw new Error(`table "${name}" is declared twice in this scenario`);
     if (columns.filter((c) => c.key).length !== 1) throw new Error(`table "${name}" needs exactly one key column`);
-    const table: TableSpec = { name, columns, placements: [], conditional: [], installed: false };
+    const table: TableSpec = { name, columns, placements: [], conditional: [], whenSet: [], installed: false };
     this.tables.set(name, table);
     return table;
   }
@@ -143,14 +150,14 @@ export class ScenarioModel {
       const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')})${table.partitions === undefined ? '' : ` PARTITION BY RANGE (${ident(key.name)})`};`;
       if (table.partitions !== undefined) sql += `\n${partitionsSql(table, key)}`;
-      const placed = table.placements.length > 0 || table.conditional.length > 0;
+      const placed = table.placements.length > 0 || table.conditional.length > 0 || table.whenSet.length > 0;
       const membershipFunction = placed ? membershipFunctionName(table) : null;
       if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
-        relation: `public.${table.name}`,
+        relation: relationName(table),
         membershipFunction,
-        composition: table.conditional.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
+        composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
         ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
       });
@@ -172,6 +179,6 @@ export class ScenarioModel {
     if (table.placements.length + table.conditional.length === 1) throw new Error(`table "${name}" was installed without a membership function; it cannot gain a placement afterwards`);
     const next = `${membershipFunctionName(table)}_${table.placements.length}_${table.conditional.length}`;
     await server.provision.exec(membershipFunctionSql(table, this.keyColumn(name), 'CREATE', next));
-    await server.provision.reconfigureMembership(`public.${table.name}`, next);
+    await server.provision.reconfigureMembership(relationName(table), next);
   }
 }

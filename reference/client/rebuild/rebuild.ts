@@ -11,6 +11,7 @@ import { addProvenance, clearScopeRows, localScopeDigest, markRebuild } from '..
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { durably, emit } from '../events.ts';
+import { clearApplicationTables, deleteRowsOfScope, resetEveryOtherScope } from '../fault-behaviour.ts';
 import { fault } from '../faults.ts';
 import { getMeta, serverApply } from '../local/metadata.ts';
 import { recordIdOf } from '../local/values.ts';
@@ -48,7 +49,10 @@ export function startAttempt(ctx: Ctx, scopeId: string): Attempt {
     const old = attemptFor(ctx, scopeId);
     if (old !== undefined) ctx.db.prepare('DELETE FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').run(old.rebuild_id);
     ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
+    if (fault('rebuild-resets-every-scope')) resetEveryOtherScope(ctx, scopeId); // fault: client:rebuild-resets-every-scope
+    if (fault('rebuild-drops-shared-rows')) deleteRowsOfScope(ctx, scopeId); // fault: client:rebuild-drops-shared-rows
     clearScopeRows(ctx, scopeId);
+    if (fault('rebuild-clears-local-tables')) clearApplicationTables(ctx); // fault: client:rebuild-clears-local-tables
     ctx.db.prepare('UPDATE _synchro_scopes SET generation = generation + 1, cursor = NULL, checksum = NULL, rebuild_required = 1 WHERE scope_id = ?').run(scopeId);
     const gen = (ctx.db.prepare('SELECT generation FROM _synchro_scopes WHERE scope_id = ?').get(scopeId) as { generation: number }).generation;
     ctx.db

@@ -5,6 +5,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { computeAssignment, reconcile } from './assignment.ts';
+import { scopeRows } from './checksums.ts';
 import { withClientSnapshot } from './snapshot.ts';
 
 /**
@@ -34,4 +35,45 @@ export async function refreshAssignmentInPlace(db: PoolClient, userId: string, c
      ON CONFLICT (user_id, client_id, scope_id) DO NOTHING`,
     [userId, clientId, assigned, storedVersion],
   );
+}
+
+/**
+ * Sensitivity-run fault only: one rebuild page read from the scope's live
+ * materialized rows by position, as a server that pages over the current
+ * scope contents instead of its staged snapshot would.
+ */
+export async function liveScopePage(db: PoolClient, scope: string, start: number, limit: number): Promise<{ table_id: string; pk_text: string; row_wire: Record<string, unknown>; server_version: string }[]> {
+  const rows = await scopeRows(db, scope);
+  return rows.slice(start, start + limit).map((r) => ({ table_id: r.tableId, pk_text: r.pkText, row_wire: r.row, server_version: r.serverVersion }));
+}
+
+/** What the merge-level duplicate checks of the fault switches compare. */
+interface MergedCandidate {
+  scope: string;
+  tableId: string;
+  pkText: string;
+  pkBytes: Buffer;
+}
+
+/**
+ * Sensitivity-run fault only: true when a candidate of the same table and key
+ * was already picked for the page in any scope, as a server that deduplicates
+ * the merged page by (table, key) without the scope would find.
+ */
+export function pickedInAnyScope(picked: readonly MergedCandidate[], head: MergedCandidate): boolean {
+  return picked.some((c) => c.tableId === head.tableId && c.pkBytes.equals(head.pkBytes));
+}
+
+/**
+ * Sensitivity-run fault only: true when a candidate of the scope was already
+ * picked whose table and key, joined into one string with numeric-looking
+ * keys read as floating-point numbers, spell the same, as a server keyed by
+ * such a string would find.
+ */
+export function pickedUnderJoinedKey(picked: readonly MergedCandidate[], head: MergedCandidate): boolean {
+  const joined = (c: MergedCandidate) => {
+    const text = c.pkText.replace(/^"(.*)"$/, '$1');
+    return `${c.tableId}:${/^-?[0-9]+$/.test(text) ? String(Number(text)) : text}`;
+  };
+  return picked.some((c) => c.scope === head.scope && joined(c) === joined(head));
 }

@@ -7,6 +7,7 @@
  */
 import type { ClientBase } from 'pg';
 import { compareBytes } from '../../../harness/codec/index.ts';
+import { pickedInAnyScope, pickedUnderJoinedKey } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
@@ -169,6 +170,8 @@ export async function mergeStreams(
       if (head !== undefined && (best === undefined || mergeOrder(head, best.rows[best.next] as Candidate) < 0)) best = s;
     }
     if (best === undefined) break;
+    if (fault('dedupe-ignores-scope') && pickedInAnyScope(picked, best.rows[best.next] as Candidate)) { best.next++; continue; } // fault: server:dedupe-ignores-scope
+    if (fault('dedupe-key-joined-float') && pickedUnderJoinedKey(picked, best.rows[best.next] as Candidate)) { best.next++; continue; } // fault: server:dedupe-key-joined-float
     picked.push(best.rows[best.next] as Candidate);
     best.next++;
   }

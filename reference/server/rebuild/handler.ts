@@ -12,7 +12,7 @@ import { canonicalJson, checksumObject } from '../../../harness/codec/index.ts';
 import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
-import { refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
+import { liveScopePage, refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
 import { digestOf, scopeRows } from '../core/checksums.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
@@ -146,6 +146,7 @@ async function page(db: PoolClient, s: Session, catalog: Catalog, userId: string
     'SELECT table_id, pk_text, row_wire, server_version FROM synchro.rebuild_rows WHERE session_id = $1 AND ordinal >= $2 AND ordinal < $3 ORDER BY ordinal',
     [s.sessionId, start, start + s.pageLimit],
   );
+  if (fault('rebuild-pages-read-live')) rows.splice(0, rows.length, ...(await liveScopePage(db, s.scope, start, s.pageLimit))); // fault: server:rebuild-pages-read-live
   const records = rows.map((r) => {
     const c: ChangeSource = { scope: s.scope, tableId: r.table_id, pkText: r.pk_text, op: 'upsert', serverVersion: r.server_version, row: r.row_wire };
     const { scope: _scope, op: _op, ...record } = wireChange(c, catalog.tables, s.schemaHash);
@@ -162,6 +163,7 @@ async function page(db: PoolClient, s: Session, catalog: Catalog, userId: string
     body.cursor = null;
     body.has_more = false;
     body.final_scope_cursor = await issueCursor(db, bindings, s.scope, lineage, s.boundary);
+    if (fault('final-cursor-at-serve-time')) body.final_scope_cursor = await issueCursor(db, bindings, s.scope, lineage, (await readBoundary(db)).boundary); // fault: server:final-cursor-at-serve-time
     body.checksum = checksumObject(s.digest);
   }
   const text = canonicalJson(body);

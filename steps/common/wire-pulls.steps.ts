@@ -1,0 +1,54 @@
+/**
+ * Shared steps (used by several requirements).
+ * The harness's own client pulling with an explicit page limit: one page
+ * with the cursors it holds or with a cursor recorded earlier under a label,
+ * and drains to the last page; and the changes such a drain delivered.
+ */
+import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { drain, drainChanges, lastDrain } from '../support/pull-drains/drain.ts';
+import { generationsState } from '../support/scope-generations/state.ts';
+import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
+import type { SyncWorld } from '../support/world.ts';
+
+type Obj = Record<string, unknown>;
+
+When('the harness client {string} pulls with limit {int} presenting its current cursors', async function (this: SyncWorld, name: string, limit: number) {
+  await this.wire(name).pull(undefined, { limit });
+});
+
+When('the harness client {string} pulls with limit {int} until {string} is false', async function (this: SyncWorld, name: string, limit: number, member: string) {
+  if (member !== 'has_more') throw new Error(`a drain follows "has_more", not "${member}"`);
+  await drain(this, name, limit);
+});
+
+Given('the harness has recorded the cursor of {string} for scope {string} as {string}', function (this: SyncWorld, name: string, scope: string, label: string) {
+  const client = this.wire(name);
+  const cursor = client.cursors.get(scope);
+  if (typeof cursor !== 'string') throw new Error(`client "${name}" holds no cursor for ${scope} to record`);
+  const cursors = generationsState(this).cursors;
+  cursors.set(label, new Map([...(cursors.get(label) ?? new Map<string, string | null>()), [scope, cursor]]));
+});
+
+When('the harness client {string} pulls with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
+  const cursor = generationsState(this).cursors.get(label)?.get(scope);
+  if (typeof cursor !== 'string') throw new Error(`no cursor of ${scope} was recorded as "${label}" earlier in this scenario`);
+  const client = this.wire(name);
+  if (!client.cursors.has(scope)) throw new Error(`client "${name}" is not assigned ${scope}`);
+  // Every other scope keeps the cursor the client holds; only this one goes back to the recorded one.
+  await client.pull({ [`/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`]: { cursor } }, { limit });
+});
+
+Then('the changes of the drain, concatenated in order, are exactly:', async function (this: SyncWorld, table: DataTable) {
+  const changes = drainChanges(lastDrain(this));
+  const columns = (table.raw()[0] ?? []).filter((c) => !['scope', 'table', 'op', 'pk'].includes(c));
+  const describe = async (change: Obj): Promise<string> => {
+    const shape = await tableNamed(this, String(change.table));
+    const row = (change.row ?? {}) as Obj;
+    const values = columns.map((column) => `${column}=${change.op === 'upsert' ? String(row[shape.fields.find((f) => f.name === column)?.field_id ?? column]) : ''}`);
+    return [change.scope, shape.name, change.op, keyValue(change.pk), ...values].map(String).join(' ');
+  };
+  const actual: string[] = [];
+  for (const change of changes) actual.push(await describe(change));
+  const expected = table.hashes().map((row) => [row.scope, row.table, row.op, row.pk, ...columns.map((column) => `${column}=${row[column] ?? ''}`)].join(' '));
+  this.assert.equal(actual, expected, 'the changes of the drain, in the order the pages delivered them');
+});

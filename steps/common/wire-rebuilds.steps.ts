@@ -1,0 +1,57 @@
+/**
+ * Shared steps (used by several requirements).
+ * The harness's own client bringing itself to a synced state and fetching a
+ * rebuild page by page, with other work between the pages, then presenting
+ * what the rebuild gave it; and the checks on the pages it received.
+ */
+import { Given, Then, When } from '@cucumber/cucumber';
+import { codecScopeDigest, presentedSchemaHash, scopeRowOf } from '../support/rebuild-runs/digests.ts';
+import { finalPage, finishPagedRebuild, lastRebuildPages, startPagedRebuild, strictRecords } from '../support/rebuild-runs/paged.ts';
+import type { SyncWorld } from '../support/world.ts';
+
+Given('the harness client {string} of user {string} has completed a sync', async function (this: SyncWorld, name: string, user: string) {
+  await this.readyServer();
+  const client = this.wire(name, user);
+  await client.connectAndRebuild();
+  const pages = await client.pullAll();
+  const last = pages[pages.length - 1];
+  if (last?.status !== 200) throw new Error(`client "${name}" could not pull to the end: ${last?.status} ${last?.text.slice(0, 500)}`);
+});
+
+Given(
+  'the harness client {string} has requested page 1 of a rebuild of {string} with limit {int} and rebuild ID {string}',
+  async function (this: SyncWorld, name: string, scope: string, limit: number, rebuildId: string) {
+    const attempt = await startPagedRebuild(this, name, scope, limit, rebuildId);
+    const first = attempt.pages[0];
+    if (first?.status !== 200) throw new Error(`page 1 of the rebuild of ${scope} was answered ${first?.status}: ${first?.text.slice(0, 500)}`);
+  },
+);
+
+When('the harness client {string} requests the remaining rebuild pages of {string}', async function (this: SyncWorld, name: string, scope: string) {
+  await finishPagedRebuild(this, name, scope);
+});
+
+Given('the harness client {string} has requested the remaining rebuild pages of {string}', async function (this: SyncWorld, name: string, scope: string) {
+  const final = await finishPagedRebuild(this, name, scope);
+  if (final.status !== 200) throw new Error(`a rebuild page of ${scope} was answered ${final.status}: ${final.text.slice(0, 500)}`);
+});
+
+When('the harness client {string} pulls presenting the {string} for {string}', async function (this: SyncWorld, name: string, member: string, scope: string) {
+  if (member !== 'final_scope_cursor') throw new Error(`a pull presents the "final_scope_cursor" of a rebuild, not "${member}"`);
+  const pages = lastRebuildPages(this, scope);
+  const final = pages[pages.length - 1];
+  const cursor = final?.status === 200 ? final.json.final_scope_cursor : undefined;
+  if (typeof cursor !== 'string') throw new Error(`the rebuild of ${scope} gave no final_scope_cursor to present: ${final?.text.slice(0, 500)}`);
+  const client = this.wire(name);
+  if (!client.cursors.has(scope)) throw new Error(`client "${name}" is not assigned ${scope}`);
+  client.cursors.set(scope, cursor);
+  await client.pull();
+});
+
+Then('the final rebuild page has {string} equal to the scope digest the harness codec computes for scope {string} from those records', async function (this: SyncWorld, member: string, scope: string) {
+  const pages = lastRebuildPages(this, scope);
+  const final = finalPage(this, scope, pages);
+  const rows = strictRecords(pages).map(scopeRowOf);
+  const expected = await codecScopeDigest(this, scope, presentedSchemaHash(final.requestText), rows);
+  this.assert.equal(final.json[member], { algorithm: 'sha256', version: 1, encoding: 'hex', digest: expected }, `"${member}" of the final rebuild page of ${scope}, over its ${rows.length} records`);
+});
