@@ -42,6 +42,24 @@ Feature: Wal Is The Only Pull Visible Capture Path
         | scope    | table | op     | pk  |
         | team:red | tasks | upsert | t-1 |
 
+    @cap:provision @cap:sourceSql @cap:capture
+    Scenario: a committed SQL insert stays invisible while its materialization is written but not committed
+      Given the capture worker is held before its materialization commit
+      When the harness commits on the source database:
+        """
+        INSERT INTO public.tasks (id, team, title) VALUES ('t-7', 'red', 'direct');
+        """
+      And the capture worker holds that transaction before its materialization commit
+      And client "B" pulls
+      Then the response status is 200
+      And the pull response lists no change for table "tasks"
+      When the capture worker resumes
+      And capture has materialized every committed source transaction
+      And client "B" pulls
+      Then the pull response lists exactly these changes:
+        | scope    | table | op     | pk  |
+        | team:red | tasks | upsert | t-7 |
+
   Rule: an accepted push becomes pull-visible only through durable WAL materialization
 
     @cap:provision @cap:capture
@@ -70,6 +88,24 @@ Feature: Wal Is The Only Pull Visible Capture Path
         | scope    | table | op     | pk  |
         | team:red | tasks | upsert | t-2 |
 
+    @cap:provision @cap:capture
+    Scenario: another client sees nothing of an applied push while its materialization is written but not committed
+      Given the capture worker is held before its materialization commit
+      When client "A" pushes a batch with:
+        | mutation_id                          | operation | table | pk  | team | title  |
+        | 4d6e8f0a-3c5b-4e7d-8f9a-1b2c3d4e5f08 | insert    | tasks | t-8 | red  | pushed |
+      Then the push outcome of mutation "4d6e8f0a-3c5b-4e7d-8f9a-1b2c3d4e5f08" is "applied"
+      When the capture worker holds that transaction before its materialization commit
+      And client "B" pulls
+      Then the response status is 200
+      And the pull response lists no change for table "tasks"
+      When the capture worker resumes
+      And capture has materialized every committed source transaction
+      And client "B" pulls
+      Then the pull response lists exactly these changes:
+        | scope    | table | op     | pk  |
+        | team:red | tasks | upsert | t-8 |
+
   Rule: no second publication path such as a push changelog or a synchronous membership update exists
 
     @negative @cap:provision @cap:capture @cap:inspect
@@ -82,6 +118,21 @@ Feature: Wal Is The Only Pull Visible Capture Path
       And server inspection shows the write fence of mutation "3c5d7e9f-2b4a-4d6c-9e8f-0a1b2c3d4e02" with coverage "pending"
       And server inspection shows no pull effect for row "t-3" of table "tasks"
       And server inspection shows no membership edge for row "t-3" of table "tasks"
+
+    @negative @cap:provision @cap:capture @cap:inspect
+    Scenario: a write fence stays pending and unpublished until its materialization commits
+      Given the capture worker is held before its materialization commit
+      When client "A" pushes a batch with:
+        | mutation_id                          | operation | table | pk  | team | title  |
+        | 5e7f9a1b-4d6c-4f8e-9a0b-2c3d4e5f6a09 | insert    | tasks | t-9 | red  | pushed |
+      Then the push outcome of mutation "5e7f9a1b-4d6c-4f8e-9a0b-2c3d4e5f6a09" is "applied"
+      When the capture worker holds that transaction before its materialization commit
+      Then server inspection shows the write fence of mutation "5e7f9a1b-4d6c-4f8e-9a0b-2c3d4e5f6a09" with coverage "pending"
+      And server inspection shows no pull effect for row "t-9" of table "tasks"
+      And server inspection shows no membership edge for row "t-9" of table "tasks"
+      When the capture worker resumes
+      And capture has materialized every committed source transaction
+      Then server inspection shows the write fence of mutation "5e7f9a1b-4d6c-4f8e-9a0b-2c3d4e5f6a09" with coverage "materialized"
 
     @negative @cap:provision @cap:sourceSql @cap:capture
     Scenario: a direct write that moves a row into a scope is not published to that scope early

@@ -40,6 +40,12 @@ export function referenceControls(baseUrl: string): { clock: ClockControl; clien
       killWorkerAt: async (point) => {
         await call(baseUrl, '/__test/capture/crash-at', { point });
       },
+      holdBeforeCommit: async () => {
+        await call(baseUrl, '/__test/capture/hold', {});
+      },
+      awaitHold: async (deadlineMs) => {
+        await call(baseUrl, '/__test/capture/held', { timeout_ms: deadlineMs }, deadlineMs + 5_000);
+      },
       resetStream: async () => {
         await call(baseUrl, '/__test/capture/reset', {});
       },

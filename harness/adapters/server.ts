@@ -119,6 +119,17 @@ export interface CaptureControl {
    */
   killWorkerAt?(point: CaptureCrashPoint): Promise<void>;
   /**
+   * Makes the worker wait just before the materialization commit of the next
+   * source transaction with row events, with everything of it written and
+   * nothing committed. restartWorker lets it commit; killWorker (which first
+   * waits until the worker holds) ends it there, so the transaction rolls
+   * back. While it holds, awaitMaterialized fails at once. Optional within
+   * `capture`: scenarios needing it are undetermined without it.
+   */
+  holdBeforeCommit?(): Promise<void>;
+  /** Resolves once the worker waits at the hold holdBeforeCommit armed; rejects when it does not get there in time. */
+  awaitHold?(deadlineMs: number): Promise<void>;
+  /**
    * The operator's stream reset: a new stream generation whose baseline is the
    * source state at one boundary, leaving any quarantine behind. Every earlier
    * cursor and rebuild session goes stale. Resolves once capture runs on the

@@ -23,6 +23,18 @@ Given('the capture worker is paused', async function (this: SyncWorld) {
   await workerControl(this, 'stopWorker');
 });
 
+/**
+ * The worker will wait just before the materialization commit of the next
+ * transaction with row events: written, not committed. "resumes" lets it
+ * commit; "is killed" ends it there.
+ */
+Given('the capture worker is held before its materialization commit', async function (this: SyncWorld) {
+  const server = await this.readyServer();
+  if (!server.capture?.holdBeforeCommit) return undeterminedWithout(this, `server adapter "${server.id}" offers no capture.holdBeforeCommit() to hold the worker before its materialization commit`);
+  await server.capture.holdBeforeCommit();
+  return undefined;
+});
+
 When('the capture worker resumes', async function (this: SyncWorld) {
   await workerControl(this, 'restartWorker');
 });

@@ -222,3 +222,47 @@ test('a transaction committed before a column change is read against the registr
     ]);
   });
 });
+
+test('a hold keeps the materialization written but uncommitted; start commits it, a kill rolls it back and a restart materializes it once', async () => {
+  await withControls(async (h) => {
+    assert.deepEqual((await h.control('/__test/capture/hold', {})).json, { worker: 'hold_armed' });
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('h1')`);
+    assert.equal((await h.control('/__test/capture/held', { timeout_ms: 15_000 })).status, 200);
+    // Held: nothing of the transaction is visible, and waiting for capture is refused at once.
+    assert.deepEqual(await effectsOf(h, ['h1']), []);
+    assert.equal((await catchUp(h)).status, 409);
+    await control(h, 'start');
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['h1']), ['h1']);
+    // The same again, ended by a kill this time.
+    await h.control('/__test/capture/hold', {});
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('h2')`);
+    await control(h, 'kill');
+    assert.deepEqual(await effectsOf(h, ['h2']), []);
+    await control(h, 'start');
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['h1', 'h2']), ['h1', 'h2']);
+    const { rows } = await h.sql.query("SELECT count(*)::int AS n FROM synchro.wal_poison");
+    assert.equal(rows[0].n, 0, 'a kill at the hold quarantines nothing');
+  });
+});
+
+test('every materialized row event has one durable event record, named by its effects', async () => {
+  await withControls(async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('e1'), ('e2')`);
+    assert.equal((await catchUp(h)).status, 200);
+    const { rows } = await h.sql.query(
+      `SELECT e.pk_text, count(ev.*)::int AS n FROM synchro.scope_effects e
+         LEFT JOIN synchro.wal_events ev ON ev.stream_generation = e.stream_generation AND ev.commit_lsn = e.commit_lsn
+                                        AND ev.event_ordinal = e.event_ordinal AND ev.pk_text = e.pk_text
+        WHERE e.pk_text IN ('e1', 'e2') GROUP BY e.pk_text ORDER BY 1`,
+    );
+    assert.deepEqual(rows, [{ pk_text: 'e1', n: 1 }, { pk_text: 'e2', n: 1 }]);
+  });
+});
+
+test('waiting for a hold that is not armed is refused', async () => {
+  await withControls(async (h) => {
+    assert.equal((await h.control('/__test/capture/held', { timeout_ms: 1_000 })).status, 409);
+  });
+});

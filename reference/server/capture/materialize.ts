@@ -285,6 +285,24 @@ async function edgesOf(db: ClientBase, rows: Projected[]): Promise<Map<string, s
   return out;
 }
 
+/**
+ * One record per row event of the transaction under its replay identity
+ * (stream_generation, commit_lsn, event_ordinal): what every pull effect's
+ * position names. Events outside the registry (no table) have none.
+ */
+async function writeEventRecords(db: ClientBase, generation: string, commit: string, events: RowEvent[]): Promise<void> {
+  const records = events
+    .filter((ev) => ev.tableId !== null)
+    .map((ev) => ({ event_ordinal: ev.ordinal, table_id: ev.tableId, pk_text: ev.pkText, operation: ev.op, server_version: ev.fence.version }));
+  if (records.length === 0 || fault('effects-without-event-records')) return; // fault: server:effects-without-event-records
+  await db.query(
+    `INSERT INTO synchro.wal_events (stream_generation, commit_lsn, event_ordinal, table_id, pk_text, operation, server_version)
+     SELECT $2, $3::pg_lsn, x.event_ordinal, x.table_id, x.pk_text, x.operation, x.server_version
+       FROM jsonb_to_recordset($1::jsonb) AS x(event_ordinal int8, table_id text, pk_text text, operation text, server_version text)`,
+    [JSON.stringify(records), generation, commit],
+  );
+}
+
 /** Runs inside the caller's open transaction; throws CaptureFailure (or a database error) to abort it. */
 export async function materializeTransaction(
   db: ClientBase,
@@ -379,7 +397,8 @@ export async function materializeTransaction(
   const lastOrdinal = events.reduce((m, ev) => Math.max(m, ev.ordinal), 0);
   effectCount += await reevaluateImpacted(db, { generation, commit, eventOrdinal: lastOrdinal }, impacted, tables, (t, pk) => membership(db, t, pk));
 
-  // 4. The transaction record and the progress row, in the same database transaction.
+  // 4. The event records, the transaction record and the progress row, in the same database transaction.
+  await writeEventRecords(db, generation, commit, events);
   await db.query(
     'INSERT INTO synchro.wal_transactions (stream_generation, commit_lsn, end_lsn, source_xid, event_count, effect_count, content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
     [generation, commit, formatLsn(tx.endLsn), tx.xid, events.length, effectCount, tx.contentHash],

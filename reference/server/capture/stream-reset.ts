@@ -110,6 +110,7 @@ export async function resetStream(databaseUrl: string, tables: Map<string, Regis
       await materializeTransaction(db, generation, { xid: 0, commitLsn: at, endLsn: at, messages: [], contentHash: Buffer.alloc(32) }, events, tables);
       // A baseline reaches clients only through rebuild: no effect or transaction record of it stays behind.
       await db.query('DELETE FROM synchro.scope_effects WHERE stream_generation = $1', [generation]);
+      await db.query('DELETE FROM synchro.wal_events WHERE stream_generation = $1', [generation]);
       await db.query('DELETE FROM synchro.wal_transactions WHERE stream_generation = $1', [generation]);
       await db.query(
         `UPDATE synchro.wal_progress SET stream_generation = $1, slot_name = $2, generation_start_lsn = $3, processed_end_lsn = $3,

@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, type StreamResetResult } from '../core/capture-control.ts';
+import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
@@ -361,7 +362,7 @@ export class CaptureWorker implements CaptureHandle {
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
     let hasRows = false;
-    await db.query('BEGIN');
+    await db.query(fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'); // fault: server:materialize-outside-transaction
     try {
       const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
       const known = done.rows[0];
@@ -378,9 +379,13 @@ export class CaptureWorker implements CaptureHandle {
         // Only a poll that began with a quarantined transaction (being retried) can repair one.
         if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
+      // Test-only hold (armHold): everything is written, nothing committed yet.
+      await this.testControls.holdIfArmed(hasRows);
       await db.query('COMMIT');
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
+      // Killed while held: the open transaction dies with the session; nothing to quarantine.
+      if (e instanceof CaptureStopped) throw e;
       await this.quarantine(tx.commitLsn, e);
       return false;
     }
@@ -454,6 +459,7 @@ export class CaptureWorker implements CaptureHandle {
       const target = parseLsn(await flushWal(db));
       for (;;) {
         if (this.paused) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
+        if (this.testControls.holding) throw new CaptureStopped('the capture worker is held before its materialization commit; resume it before waiting for materialization');
         const { rows } = await db.query<{ a: string; p: boolean }>(
           "SELECT acknowledged_end_lsn::text AS a, EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' AND retry_requested_at IS NULL) AS p FROM synchro.wal_progress",
         );
@@ -485,7 +491,11 @@ export class CaptureWorker implements CaptureHandle {
    */
   async kill(): Promise<void> {
     if (this.killed) return;
+    // A kill meant for an armed hold happens there: wait until the worker holds its transaction open.
+    if (this.testControls.holdArmed) await this.testControls.reachedHold(10_000);
+    const held = this.testControls.holding;
     await this.cutSessions();
+    if (held) this.testControls.abortHold();
     // The poll in flight fails on its dead session (and is only logged); wait so no stale work overlaps a restart.
     await this.running;
     await this.closeSessions();
@@ -532,6 +542,8 @@ export class CaptureWorker implements CaptureHandle {
   /** Test control: carry on after `pause`, or reconnect after `kill`; either way from the durable progress. */
   async resume(): Promise<void> {
     if (this.killed) return this.reopen();
+    // A held worker is running, only waiting to commit: let it.
+    if (this.testControls.holding) return this.testControls.releaseHold();
     this.paused = false;
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now()");
     this.kick();
@@ -559,6 +571,16 @@ export class CaptureWorker implements CaptureHandle {
     this.killed = false;
     this.paused = false;
     await this.start();
+  }
+
+  /** Test control: the next transaction with row events waits just before its materialization commit until resume or kill. */
+  armHold(): void {
+    this.testControls.armHold();
+  }
+
+  /** Test control: resolves once the worker waits at the armed hold. */
+  async awaitHold(timeoutMs: number): Promise<void> {
+    await this.testControls.reachedHold(timeoutMs);
   }
 
   /** Test control: the next source transaction with row events fails and is quarantined. */

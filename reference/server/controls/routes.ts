@@ -187,6 +187,23 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
     '/__test/capture/kill': workerControl((w) => w.kill(), 'killed'),
     '/__test/capture/start': workerControl((w) => w.resume(), 'running'),
     '/__test/capture/poison': workerControl(async (w) => w.armPoison(), 'poison_armed'),
+    '/__test/capture/hold': workerControl(async (w) => w.armHold(), 'hold_armed'),
+    '/__test/capture/held': {
+      method: 'POST',
+      run: async (req, res) => {
+        const value = await body(req);
+        exactMembers(value, ['timeout_ms']);
+        const ms = value.timeout_ms;
+        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
+        // Answers once the worker waits at the armed hold, its materialization transaction open.
+        try {
+          await worker().awaitHold(ms);
+        } catch (e) {
+          throw new SyncError('invalid_request', (e as Error).message, {}, 409);
+        }
+        sendJson(res, { held: true });
+      },
+    },
     '/__test/capture/crash-at': {
       method: 'POST',
       run: async (req, res) => {

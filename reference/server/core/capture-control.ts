@@ -3,7 +3,7 @@
  * router and the test controls drive it without importing capture/: waiting
  * until everything committed is materialized (the router's grace before a
  * `capture_pending` answer, the catch-up control), and the worker controls
- * of `/__test/capture/` (stop, kill, start, poison, crash-at, stream reset).
+ * of `/__test/capture/` (stop, kill, start, poison, crash-at, hold, stream reset).
  * capture/worker.ts implements it; app.ts hands the worker to both.
  */
 
@@ -32,6 +32,10 @@ export interface CaptureHandle {
   resume(): Promise<void>;
   kill(): Promise<void>;
   armPoison(): void;
+  /** The next transaction with row events waits just before its materialization commit, until resume (commits) or kill (rolls back). */
+  armHold(): void;
+  /** Resolves once the worker waits at the armed hold. */
+  awaitHold(timeoutMs: number): Promise<void>;
   armCrash(point: CrashPoint): void;
   resetStream(): Promise<StreamResetResult>;
 }

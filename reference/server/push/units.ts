@@ -130,6 +130,7 @@ async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   const done = await ctx.db.query(`INSERT INTO ${table.qualified} (${cols.join(', ')}) VALUES (${exprs.join(', ')})`, values);
   // A BEFORE trigger (or row security) swallowed the row: nothing was written.
   if (done.rowCount === 0) return { kind: 'rejected', outcome: terminal(m, ctx, 'policy_rejected') };
+  if (fault('push-writes-projection')) await ctx.db.query("INSERT INTO synchro.projections (table_id, pk_text, server_version, deleted, commit_lsn, event_ordinal) SELECT table_id, pk_text, server_version, false, pg_current_wal_insert_lsn(), 0 FROM synchro.row_versions WHERE table_id = $1 AND pk_text = $2 ON CONFLICT (table_id, pk_text) DO UPDATE SET server_version = excluded.server_version", [table.tableId, pkValue(m)]); // fault: server:push-writes-projection
   return { kind: 'applied', table };
 }
 
