@@ -14,6 +14,7 @@ import type { ClientBase } from 'pg';
 import { canonicalJson, parseJson, rowIdentityFromWire, utf8Order } from '../../../harness/codec/index.ts';
 import { type StoredDigest, storedDigest } from '../core/checksums.ts';
 import { fault } from '../core/faults.ts';
+import { TEXT_LIMITS } from '../core/input-limits.ts';
 import { formatLsn } from '../core/lsn.ts';
 import { wireRow } from '../core/rows.ts';
 import { quoteIdent } from '../core/tables.ts';
@@ -110,13 +111,26 @@ async function toWire(db: ClientBase, t: RegisteredTable, images: SourceImage[])
   return out;
 }
 
-const SCOPE_ID = /^[\x21-\x7e]{1,256}$/;
+/**
+ * A scope ID a membership function may return. The wire asks only that it be
+ * nonempty; the reference also refuses blank text and control characters and
+ * keeps to the length its request checks allow (TEXT_LIMITS.scopeId), so any
+ * other Unicode text (ordered by UTF-8 bytes) is a scope.
+ */
+function validScopeId(s: string): boolean {
+  if (s.trim() === '' || s === 'user:' || Buffer.byteLength(s, 'utf8') > TEXT_LIMITS.scopeId) return false;
+  for (const ch of s) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
 
 /** One row's scope set from what its membership function returned: validated, deduplicated, in byte order. */
 function scopeSet(t: RegisteredTable, rows: Array<{ s: unknown }>): string[] {
   const out = new Set<string>();
   for (const r of rows) {
-    if (typeof r.s !== 'string' || r.s.trim() === '' || !SCOPE_ID.test(r.s) || r.s === 'user:') {
+    if (typeof r.s !== 'string' || !validScopeId(r.s)) {
       if (fault('invalid-scope-as-empty')) continue; // fault: server:invalid-scope-as-empty
       throw new CaptureFailure('scope_evaluation_failed', 'the membership function returned an invalid scope', t.def.tableId);
     }
