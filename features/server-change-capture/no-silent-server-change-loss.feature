@@ -77,6 +77,8 @@ Feature: No Silent Server Change Loss
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-9', 'alice', 'poison');
         """
+      And the capture worker completes 1 polls
+      And the capture worker is killed
       And the capture worker is restarted
       Then server inspection shows one active quarantine record for that transaction with failure class "<class>"
       And the quarantine record names the stream generation, the commit position and the relation of table "tasks"
@@ -100,6 +102,8 @@ Feature: No Silent Server Change Loss
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-10', 'alice', 'good');
         """
+      And the capture worker completes 1 polls
+      And the capture worker is killed
       And the capture worker is restarted
       Then server inspection shows the slot acknowledgement at or before the commit position of the poison transaction
       And server inspection shows no transaction record for the transaction that inserted "t-10"

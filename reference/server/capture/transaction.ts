@@ -109,7 +109,8 @@ function readFence(content: Buffer): FenceMessage {
   }
   const f = v as Partial<FenceMessage>;
   if (typeof f !== 'object' || f === null || typeof f.t !== 'string' || typeof f.k !== 'string' || typeof f.v !== 'string' || (f.s !== 'live' && f.s !== 'deleted')) {
-    throw new CaptureFailure('decode_failed', 'a fence message lacks a member');
+    // The record names the relation when the message still says which table it fences.
+    throw new CaptureFailure('decode_failed', 'a fence message lacks a member', typeof f?.t === 'string' ? f.t : null);
   }
   return f as FenceMessage;
 }

@@ -362,6 +362,9 @@ export class CaptureWorker implements CaptureHandle {
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
     let hasRows = false;
+    // The relation a database error is recorded against: the transaction's first registered one.
+    let firstTable: string | null = null;
+    if (fault('acknowledge-before-materializing')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-before-materializing
     await db.query(fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'); // fault: server:materialize-outside-transaction
     try {
       const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
@@ -373,6 +376,7 @@ export class CaptureWorker implements CaptureHandle {
       } else {
         const events = rowEvents(tx, lookup, this.relations);
         hasRows = events.length > 0;
+        firstTable = events.find((event) => event.tableId !== null)?.tableId ?? null;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
         this.testControls.failIfPoisoned(events);
         await materializeTransaction(db, this.generation, tx, events, tables, poll.digestHash);
@@ -386,7 +390,8 @@ export class CaptureWorker implements CaptureHandle {
       await db.query('ROLLBACK').catch(() => undefined);
       // Killed while held: the open transaction dies with the session; nothing to quarantine.
       if (e instanceof CaptureStopped) throw e;
-      await this.quarantine(tx.commitLsn, e);
+      await this.quarantine(tx.commitLsn, e, firstTable);
+      if (fault('acknowledge-past-quarantine')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-past-quarantine
       return false;
     }
     // Boundary (committed above), then slot, then the acknowledgement record.
@@ -410,11 +415,12 @@ export class CaptureWorker implements CaptureHandle {
   }
 
   /** One durable, redacted record per poisoned transaction; a failed retry counts an attempt. */
-  private async quarantine(commitLsn: bigint, e: unknown): Promise<void> {
+  private async quarantine(commitLsn: bigint, e: unknown, tableId: string | null): Promise<void> {
     const db = this.db as pg.Client;
-    const failure = e instanceof CaptureFailure ? e : new CaptureFailure('materialization_failed', `database error ${(e as { code?: string }).code ?? 'unknown'}`);
+    const failure = e instanceof CaptureFailure ? e : new CaptureFailure('materialization_failed', `database error ${(e as { code?: string }).code ?? 'unknown'}`, tableId);
     const detail = Buffer.from(failure.message, 'utf8').subarray(0, 512).toString('utf8');
     this.log(`capture quarantined a transaction: ${failure.failureClass}`);
+    if (fault('quarantine-without-record')) return; // fault: server:quarantine-without-record
     const commit = formatLsn(commitLsn);
     const updated = await db.query(
       "UPDATE synchro.wal_poison SET attempt_count = attempt_count + 1, retry_requested_at = NULL WHERE lifecycle = 'active' AND commit_lsn = $1",
