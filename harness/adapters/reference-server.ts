@@ -9,17 +9,19 @@
  * when the scenario must kill it for real.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
+import { type NetworkObserver, observeNetwork } from './network-observer.ts';
 import { referenceControls } from './reference-controls.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeed } from './reference-seed.ts';
-import type { ScenarioSetup, ServerAdapter } from './server.ts';
+import type { NetworkControl, ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { SqlControls } from './sql-controls.ts';
@@ -112,12 +114,24 @@ const projectRoot = (setup: ReferenceServerSetup) => join(setup.entry, '..', '..
 /** A server in a process of its own, which a scenario may kill for real. */
 interface OwnServerProcess extends HostedInstance {
   kill(): Promise<void>;
+  /** strace attached to the process, when the scenario observes its network. */
+  observer?: NetworkObserver;
 }
 
-/** Starts `main.ts` in a process of its own (on `port`, or a free one for 0), resolving once it printed its listening line. */
-async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number, port = 0): Promise<OwnServerProcess> {
-  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
-  const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
+/** The loaded module that refuses every connection but the database's (`ScenarioSetup.network` `database-only`). */
+const EGRESS_GUARD = new URL('./egress-guard.ts', import.meta.url).href;
+
+/** The `host:port` a database URL points at. */
+function databaseEndpoint(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port === '' ? '5432' : parsed.port}`;
+}
+
+/** Starts `main.ts` in a process of its own (on `port`, or a free one for 0), resolving once it printed its listening line (and, with `network`, once strace observes it). */
+async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number, port = 0, network?: ScenarioSetup['network']): Promise<OwnServerProcess> {
+  const guard = network === 'database-only' ? ['--import', EGRESS_GUARD] : [];
+  const args = [process.execPath, ...guard, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
+  const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}), ...(network === 'database-only' ? { SYNCHRO_EGRESS_ALLOW: databaseEndpoint(url) } : {}) };
   if (faults.length === 0) delete env.SYNCHRO_FAULTS;
   const child = new OwnedProcess(args, { cwd: projectRoot(setup), env });
   const listening = new Promise<string>((resolve, reject) => {
@@ -134,7 +148,25 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
   });
   try {
     const baseUrl = await withDeadline(listening, deadlineMs, () => `the reference server did not print its listening line within ${deadlineMs} ms\n${child.stderr.trim().split('\n').slice(-20).join('\n')}`);
-    return { baseUrl, logs: () => child.stderr, stop: async () => void (await child.stop(5_000)), kill: async () => void (await child.kill()) };
+    const traceFile = join(tmpdir(), `synchro-network-${process.pid}-${child.pid}.trace`);
+    const observer = network === undefined ? undefined : await observeNetwork(child.pid as number, traceFile);
+    const detach = async () => {
+      await observer?.stop();
+      if (observer !== undefined) rmSync(traceFile, { force: true });
+    };
+    return {
+      baseUrl,
+      logs: () => child.stderr,
+      stop: async () => {
+        await detach();
+        await child.stop(5_000);
+      },
+      kill: async () => {
+        await child.kill();
+        await detach();
+      },
+      ...(observer === undefined ? {} : { observer }),
+    };
   } catch (error) {
     await child.kill();
     throw error;
@@ -157,7 +189,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
   let started: HostedInstance;
   let own: OwnServerProcess | undefined;
   try {
-    if (scenario.ownProcess === true) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs);
+    if (scenario.ownProcess === true || scenario.network !== undefined) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, 0, scenario.network);
     started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret));
   } catch (error) {
     await dropDatabase().catch(() => {});
@@ -177,8 +209,20 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
             await previous.kill();
             earlierLogs += previous.logs();
             // The same address, so the proxy and every client keep reaching it.
-            own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port));
+            own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
             started = own;
+          },
+        };
+  const networkControl: NetworkControl | undefined =
+    scenario.network === undefined
+      ? undefined
+      : {
+          databaseEndpoints: [databaseEndpoint(url)],
+          egress: scenario.network === 'database-only' ? 'database-only' : 'open',
+          activity: (from, until, deadlineMs) => {
+            const observer = own?.observer;
+            if (observer === undefined) return Promise.reject(new Error('the server process is not observed'));
+            return observer.activity(from, until, deadlineMs);
           },
         };
   const sql = new SqlControls(url);
@@ -204,6 +248,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     },
     logs: { text: () => earlierLogs + started.logs() },
     ...(processControl === undefined ? {} : { process: processControl }),
+    ...(networkControl === undefined ? {} : { network: networkControl }),
     async close() {
       if (closed) return;
       closed = true;

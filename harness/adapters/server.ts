@@ -274,6 +274,35 @@ export interface ServerProcessControl {
   restart(): Promise<void>;
 }
 
+/**
+ * The network peers of the server's own process, observed from outside it
+ * (the reference adapter attaches strace to the process). Offered only when
+ * the scenario asked for it (`ScenarioSetup.network`).
+ */
+export interface NetworkControl {
+  /** The database endpoints the server is configured with, as `host:port`. */
+  readonly databaseEndpoints: readonly string[];
+  /** `database-only`: every outbound connection except to a database endpoint is refused while the server runs. */
+  readonly egress: 'open' | 'database-only';
+  /**
+   * The network activity of the server process from `from` to `until`
+   * (epoch milliseconds), resolving once the observation has reached
+   * `until`; rejects when it does not within `deadlineMs`.
+   */
+  activity(from: number, until: number, deadlineMs: number): Promise<NetworkActivity[]>;
+}
+
+/** One outbound connection attempt or one send on a socket, as the process made it. */
+export interface NetworkActivity {
+  /** Epoch milliseconds. */
+  at: number;
+  kind: 'connect' | 'send';
+  /** `host:port` of this end, when known (a send on a connected socket). */
+  local?: string;
+  /** `host:port` of the peer, or `unix:<path>`. */
+  remote: string;
+}
+
 /** One scenario's server: isolated state, released by `close`. */
 export interface ServerAdapter {
   readonly id: string;
@@ -295,6 +324,8 @@ export interface ServerAdapter {
   seed?: SeedControl;
   /** Present when the server runs in a process of its own for this scenario. */
   process?: ServerProcessControl;
+  /** Present when the scenario asked to observe the server's network (`ScenarioSetup.network`). */
+  network?: NetworkControl;
   /** Stops what the scenario started and drops its state; safe to call twice. */
   close(): Promise<void>;
 }
@@ -313,4 +344,10 @@ export interface ScenarioSetup {
    * may run it in a process it shares with earlier scenarios' servers.
    */
   ownProcess?: boolean;
+  /**
+   * Observe the network peers of the server's own process (`observe`), and
+   * also refuse every outbound connection but the database's
+   * (`database-only`). Implies a process of its own.
+   */
+  network?: 'observe' | 'database-only';
 }

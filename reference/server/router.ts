@@ -17,6 +17,7 @@ import { BodyNotReceived, checkContentEncoding, checkContentType, parseBody, rea
 import type { CaptureHandle } from './core/capture-control.ts';
 import { type ClockState, serverClock, withClock } from './core/clock.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './core/errors.ts';
+import { decisionFromSyncService, mirrorToSyncService } from './core/fault-behaviour.ts';
 import { fault } from './core/faults.ts';
 import type { ManifestStore } from './core/manifests.ts';
 import { answerClientError, applyConnectionLimits, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, framingBroken, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.ts';
@@ -97,6 +98,8 @@ export function createSyncServer(options: ServerOptions): Server {
     checkContentType(req);
     checkContentEncoding(req);
     const value = parseBody(await readBody(req, undefined, limits?.bodyTimeoutMs, broken));
+    if (fault('sync-service-mirror')) await mirrorToSyncService(req.url ?? '/', value); // fault: server:sync-service-mirror
+    if (fault('sync-service-decision')) await decisionFromSyncService(req.url ?? '/'); // fault: server:sync-service-decision
     // The handler calls admit() once its earlier gates have passed (precedence step 8); the slot is freed when the request ends.
     let release = () => {};
     const admit: Admit = () => {

@@ -22,9 +22,10 @@ import { type FaultDefinition, findFault, switchName } from '../../harness/fault
 import { WireProxy } from '../../harness/proxy/proxy.ts';
 import { CountingAssert } from './assertions.ts';
 import { drivesProcess } from './client-mode.ts';
-import { killsServer } from './server-process.ts';
 import { ScenarioModel } from './model.ts';
+import { networkModeOf } from './network/server-network.ts';
 import type { Reply } from './reply.ts';
+import { killsServer } from './server-process.ts';
 import { WireClient } from './wire-client.ts';
 
 export interface RunParameters {
@@ -152,7 +153,8 @@ export class SyncWorld extends World<RunParameters> {
   server(): Promise<ServerAdapter> {
     if (this.#server === undefined) {
       const asked = performance.now();
-      this.#server = openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs, ownProcess: killsServer(this.stepTexts) });
+      const network = networkModeOf(this.stepTexts);
+      this.#server = openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs, ownProcess: killsServer(this.stepTexts), ...(network === undefined ? {} : { network }) });
       void this.#server.then(() => {
         this.#serverWaitMs = Math.round(performance.now() - asked);
       }, () => undefined);

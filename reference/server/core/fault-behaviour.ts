@@ -3,6 +3,8 @@
  * that gets a clause wrong would do, written out here so the modules a reader
  * follows keep only the correct behaviour and a one-line switch.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Pool, PoolClient } from 'pg';
 import { computeAssignment, reconcile } from './assignment.ts';
 import { scopeRows } from './checksums.ts';
@@ -76,4 +78,53 @@ export function pickedUnderJoinedKey(picked: readonly MergedCandidate[], head: M
     return `${c.tableId}:${/^-?[0-9]+$/.test(text) ? String(Number(text)) : text}`;
   };
   return picked.some((c) => c.scope === head.scope && joined(c) === joined(head));
+}
+
+let syncService: Promise<string> | undefined;
+
+/**
+ * Sensitivity-run fault only: a separate "sync service" on a loopback port of
+ * its own, as a deployment that runs part of its sync logic beside the
+ * database would call. Started once per process; it answers every request
+ * with a decision to proceed.
+ */
+function syncServiceUrl(): Promise<string> {
+  syncService ??= new Promise((resolve, reject) => {
+    const service = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"decision":"proceed"}');
+      });
+    });
+    service.unref();
+    service.once('error', reject);
+    service.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(service.address() as AddressInfo).port}`));
+  });
+  return syncService;
+}
+
+/**
+ * Sensitivity-run fault only: sends the sync request to the separate sync
+ * service and waits for its answer before serving it, ignoring a failure, as
+ * an adapter that mirrors its core calls to another service would.
+ */
+export async function mirrorToSyncService(path: string, body: unknown): Promise<void> {
+  try {
+    const response = await fetch(`${await syncServiceUrl()}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    await response.arrayBuffer();
+  } catch {
+    // A mirror that cannot be reached is ignored: the request is served as usual.
+  }
+}
+
+/**
+ * Sensitivity-run fault only: asks the separate sync service for its decision
+ * on the request and fails the request when the service cannot be reached, as
+ * a server whose core semantics depend on an outbound RPC would.
+ */
+export async function decisionFromSyncService(path: string): Promise<void> {
+  const response = await fetch(`${await syncServiceUrl()}${path}`, { method: 'POST', body: '{}' });
+  if (!response.ok) throw new Error(`the sync service answered ${response.status}`);
+  await response.json();
 }
