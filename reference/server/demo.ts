@@ -87,7 +87,8 @@ function postmasterPid(dataDir: string): number | undefined {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

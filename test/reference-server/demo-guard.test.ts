@@ -11,17 +11,10 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import pg from 'pg';
+import { alive } from '../../reference/server/demo.ts';
 
 const MAIN = new URL('../../reference/server/main.ts', import.meta.url).pathname;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function until(what: string, condition: () => boolean, deadlineMs: number): Promise<void> {
   const deadline = Date.now() + deadlineMs;

@@ -61,6 +61,15 @@ function exactMembers(value: Record<string, unknown>, names: readonly string[]):
   if (keys.length !== names.length || !names.every((n) => keys.includes(n))) throw invalidRequest(`members must be exactly: ${names.join(', ') || '(none)'}`);
 }
 
+/** The body `{ "timeout_ms": <positive integer> }` of a control that waits. */
+async function timeoutOf(req: IncomingMessage): Promise<number> {
+  const value = await body(req);
+  exactMembers(value, ['timeout_ms']);
+  const ms = value.timeout_ms;
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
+  return ms;
+}
+
 /**
  * An application's transaction around the push entry point: BEGIN, the
  * caller's own statements, then the push; COMMIT when the push returns,
@@ -168,10 +177,7 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
     '/__test/capture/catch-up': {
       method: 'POST',
       run: async (req, res) => {
-        const value = await body(req);
-        exactMembers(value, ['timeout_ms']);
-        const ms = value.timeout_ms;
-        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
+        const ms = await timeoutOf(req);
         // Everything committed before this request is materialized and acknowledged when it answers.
         // A stopped or quarantine-blocked worker is refused at once (409) rather than waited on until the deadline.
         try {
@@ -191,10 +197,7 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
     '/__test/capture/held': {
       method: 'POST',
       run: async (req, res) => {
-        const value = await body(req);
-        exactMembers(value, ['timeout_ms']);
-        const ms = value.timeout_ms;
-        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
+        const ms = await timeoutOf(req);
         // Answers once the worker waits at the armed hold, its materialization transaction open.
         try {
           await worker().awaitHold(ms);
