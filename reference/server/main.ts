@@ -6,15 +6,19 @@
  *   node reference/server/main.ts [--host 127.0.0.1] [--port 0] [--database-url <url>]
  *     [--jwt-secret <secret>] [--test-controls] [--demo]
  *     [--stale-client-interval 30d] [--max-in-flight <n | endpoint=n,...>] [--capture]
+ *     [--resettable]
  *
- * --test-controls serves the /__test/ endpoints (clock, client expiry and
- * retirement) to loopback peers; it refuses a non-loopback --host.
+ * --test-controls serves the control protocol (docs/control-protocol.md)
+ * under /__control/ to loopback peers only. It is refused with a
+ * non-loopback --host and in a production environment (NODE_ENV or
+ * SYNCHRO_ENV set to "production"). --resettable (with --test-controls) adds
+ * the protocol's per-scenario `reset`, which wipes the database in place.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { startServer } from './app.ts';
 import { mintToken, secretKey } from './auth.ts';
-import { isLoopback } from './controls/routes.ts';
+import { isLoopback, isProductionEnvironment } from './controls/routes.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { parseAdmissionLimits } from './core/admission.ts';
 import { type Cluster, startCluster } from './db/cluster.ts';
@@ -36,6 +40,7 @@ async function main(): Promise<void> {
       'max-in-flight': { type: 'string' },
       // WAL capture (pull and rebuild need it); always on for the embedded database this process owns.
       capture: { type: 'boolean', default: false },
+      resettable: { type: 'boolean', default: false },
     },
   });
   const port = Number(values.port);
@@ -47,6 +52,8 @@ async function main(): Promise<void> {
   if (testControls && !isLoopback(values.host === 'localhost' ? '127.0.0.1' : values.host)) {
     throw new Error(`--test-controls needs a loopback --host (127.0.0.1, ::1 or localhost), not ${values.host}`);
   }
+  if (testControls && isProductionEnvironment(process.env)) throw new Error('--test-controls is refused in a production environment (NODE_ENV or SYNCHRO_ENV is "production")');
+  if (values.resettable && !testControls) throw new Error('--resettable needs --test-controls: the reset is a control of the control protocol');
   // `npm run reference:server` with no arguments is the person-facing demo.
   const demo = values.demo || (values['database-url'] === undefined && process.argv.length <= 2);
   let cluster: Cluster | undefined;
@@ -69,6 +76,7 @@ async function main(): Promise<void> {
     testControls,
     staleClientIntervalMs,
     capture: values.capture || cluster !== undefined,
+    resettable: values.resettable,
     ...(admissionLimits !== undefined ? { admissionLimits } : {}),
   });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, database_url: databaseUrl })}\n`);

@@ -1,6 +1,6 @@
 /**
  * The HTTP surface: the route table of the protocol endpoints (each served by
- * its handler folder), a fail-closed /ready, the `/__test/` controls when
+ * its handler folder), a fail-closed /ready, the control protocol (`/__control/`) when
  * present, and the error envelope for every failure. Routes are thin:
  * authenticate, read the body strictly, call the handler, send exact bytes.
  * This is the one module that imports the request handlers; they import only
@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Pool } from 'pg';
 import { authenticate } from './auth.ts';
 import { handleConnect } from './connect/handler.ts';
+import { CONTROL_PREFIX } from './controls/routes.ts';
 import type { Admission, Admit } from './core/admission.ts';
 import { checkContentType, parseBody, readBody } from './core/body.ts';
 import type { CaptureHandle } from './core/capture-control.ts';
@@ -29,7 +30,7 @@ export interface ServerOptions {
   admission?: Admission;
   /** The WAL capture worker of this process, when it runs one: pull and rebuild give it a moment to catch up first. */
   capture?: Pick<CaptureHandle, 'catchUp'>;
-  /** The `/__test/` handler, present only with `--test-controls`. */
+  /** The control protocol's handler (`/__control/`), present only with `--test-controls`. */
   controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
   /** This instance's own clock; absent, requests read the process clock. */
   clock?: ClockState;
@@ -82,6 +83,11 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 export const CAPTURE_GRACE_MS = RETRY_AFTER_SECONDS * 1000;
 
 export function createSyncServer(options: ServerOptions): Server {
+  return createServer(createSyncHandler(options));
+}
+
+/** The request listener of a server: what createSyncServer serves, for a caller that owns the listening socket. */
+export function createSyncHandler(options: ServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { pool, manifests, jwtKey, log } = options;
 
   const post = (run: (userId: string, value: unknown, admit: Admit) => Promise<string>): Handler => async (req, res) => {
@@ -160,13 +166,13 @@ export function createSyncServer(options: ServerOptions): Server {
   };
 
   const clock = options.clock;
-  return createServer((req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res))));
+  return (req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res)));
 
   function serve(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const route = routes[path];
     const run = async () => {
-      if (options.controls !== undefined && path.startsWith('/__test/')) return options.controls(req, res, path);
+      if (options.controls !== undefined && path.startsWith(CONTROL_PREFIX)) return options.controls(req, res, path);
       if (route === undefined) throw new SyncError('invalid_request', 'no such endpoint', {}, 404);
       if (req.method !== route.method) {
         sendError(res, new SyncError('invalid_request', 'method not allowed', {}, 405), { Allow: route.method });
