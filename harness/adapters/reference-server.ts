@@ -1,12 +1,21 @@
 /**
- * The reference server adapter. Per run: one shared database cluster (the
- * reference's own cluster module, the only reference code the harness
- * imports) and a template database every scenario clones. Per scenario: a
- * fresh clone and a server instance on a free loopback port with test
- * controls enabled, stopped and dropped at teardown. The instance runs in
- * the worker's server host (`reference/server/host.ts`, one process per set
- * of fault switches), or in a process of its own (`reference/server/main.ts`)
- * when the scenario must kill it for real.
+ * The reference server adapter: cluster management plus the generic HTTP
+ * adapter. Per run: one shared database cluster (the reference's own cluster
+ * module, the only reference code the harness imports) and a template
+ * database every scenario clones. Per scenario: a fresh clone and a server
+ * instance on a free loopback port with the control protocol enabled,
+ * stopped and dropped at teardown. The instance runs in the worker's server
+ * host (`reference/server/host.ts`, one process per set of fault switches),
+ * or in a process of its own (`reference/server/main.ts`) when the scenario
+ * must kill it for real.
+ *
+ * Once started, the server is reached exactly as a third-party one is: the
+ * wire at its base URL, the SQL groups through its database URL, every other
+ * control through the control protocol at `<baseUrl>/__control` (its
+ * capabilities document read once at preflight). Nothing else passes between
+ * the harness and the server process but starting and stopping it. The seed
+ * artifact builder (`reference/seed-artifact/`) is a separate program over
+ * the database, run by the harness beside the server, not a server channel.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -16,13 +25,13 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
-import { referenceControls } from './reference-controls.ts';
+import { discoverControls } from './control-protocol.ts';
+import { openHttpAdapter } from './http-server.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
-import { referenceSeed } from './reference-seed.ts';
+import { referenceSeedArtifact } from './reference-seed.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
-import { SqlControls } from './sql-controls.ts';
 import { mintJwt } from './token.ts';
 
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
@@ -80,14 +89,21 @@ export async function prepareReferenceServer(root: string): Promise<PreparedServ
     // Preflight: one real start on a scratch clone, so a server that cannot start is reported once, not per scenario.
     const probe = await openReferenceServer(setup, { name: `preflight_${process.pid}`, faults: [], deadlineMs: START_DEADLINE_MS });
     const ready = await fetch(`${probe.baseUrl}/ready`).then((response) => response.status, (error: Error) => error.message);
+    // Every instance serves the same document: it is read once, here, like a third-party server's at preflight.
+    const controls = await discoverControls(controlUrlOf(probe.baseUrl)).catch((error: Error) => error);
     await probe.close();
     if (typeof ready === 'string') throw new Error(`GET /ready did not answer: ${ready}`);
+    if (controls instanceof Error) throw new Error(`the control protocol did not answer: ${controls.message}`);
+    setup.controls = controls;
   } catch (error) {
     await close().catch(() => {});
     return { setup: unavailable('reference', DESCRIPTION, `the reference server does not start and answer: ${(error as Error).message}`), close: none };
   }
   return { setup, close };
 }
+
+/** Where a reference server serves the control protocol. */
+const controlUrlOf = (baseUrl: string) => `${baseUrl}/__control`;
 
 function databaseUrl(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
@@ -129,7 +145,7 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
   });
   try {
     const baseUrl = await withDeadline(listening, deadlineMs, () => `the reference server did not print its listening line within ${deadlineMs} ms\n${child.stderr.trim().split('\n').slice(-20).join('\n')}`);
-    return { baseUrl, logs: () => child.stderr, stop: async () => void (await child.stop(5_000)) };
+    return { baseUrl, stop: async () => void (await child.stop(5_000)) };
   } catch (error) {
     await child.kill();
     throw error;
@@ -156,32 +172,31 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     await dropDatabase().catch(() => {});
     throw error;
   }
-  const sql = new SqlControls(url);
-  const controls = referenceControls(started.baseUrl);
+  let adapter: ServerAdapter;
+  try {
+    adapter = await openHttpAdapter({
+      id: setup.id,
+      baseUrl: started.baseUrl,
+      token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
+      capabilities: setup.capabilities,
+      databaseUrl: url,
+      controlUrl: controlUrlOf(started.baseUrl),
+      controls: setup.controls ?? (await discoverControls(controlUrlOf(started.baseUrl))),
+    });
+  } catch (error) {
+    await started.stop().catch(() => {});
+    await dropDatabase().catch(() => {});
+    throw error;
+  }
+  const seed = adapter.seed && { ...adapter.seed, ...referenceSeedArtifact({ root: projectRoot(setup), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }) };
   let closed = false;
   return {
-    id: setup.id,
-    capabilities: setup.capabilities,
-    baseUrl: started.baseUrl,
-    token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
-    provision: sql.provision,
-    sourceSql: sql.sourceSql,
-    scopes: sql.scopes,
-    schema: sql.schema,
-    inspect: sql.inspect,
-    clock: controls.clock,
-    clients: controls.clients,
-    capture: controls.capture,
-    seed: referenceSeed({ root: projectRoot(setup), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }),
-    compaction: {
-      // Expiry runs first, as the reference's retention job does: expired clients no longer hold a scope's floor back.
-      compact: async () => ({ expired: await controls.clients.runExpiry(), deleted: await sql.compactScopes() }),
-    },
-    logs: { text: () => started.logs() },
+    ...adapter,
+    ...(seed ? { seed } : {}),
     async close() {
       if (closed) return;
       closed = true;
-      await sql.close().catch(() => {});
+      await adapter.close().catch(() => {});
       await started.stop();
       await dropDatabase();
     },
