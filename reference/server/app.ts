@@ -61,6 +61,7 @@ export interface StartOptions {
 
 /** What one database state serves: its pool, its capture worker and the request listener over them. */
 interface Instance {
+  closed?: boolean;
   pool: pg.Pool;
   capture?: CaptureWorker;
   listener: (req: IncomingMessage, res: ServerResponse) => void;
@@ -107,13 +108,23 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     return { pool, ...(capture === undefined ? {} : { capture }), listener };
   };
   const closeInstance = async (instance: Instance) => {
+    if (instance.closed) return;
+    instance.closed = true;
     await instance.capture?.stop();
     await instance.pool.end();
   };
   // Runs inside the reset request, so resetClock moves this instance's clock (or the process clock it reads).
-  const resetInstance = async () => {
+  // A reset that failed half-way leaves the old instance closed; the next reset starts over from the wipe.
+  // Resets run one at a time: a second one (a harness that gave up waiting and asked again) would end the first one's sessions.
+  let resetting: Promise<void> = Promise.resolve();
+  const resetInstance = () => {
+    const next = resetting.catch(() => undefined).then(resetOnce);
+    resetting = next;
+    return next;
+  };
+  const resetOnce = async () => {
     const old = current as Instance;
-    await closeInstance(old);
+    await closeInstance(old).catch((e: unknown) => log(`reset: closing the old state failed (${(e as Error).message}); wiping anyway`));
     await wipeDatabase(options.databaseUrl);
     current = await open();
     resetClock();

@@ -368,7 +368,7 @@ export function createControls(options: ControlOptions): (req: IncomingMessage, 
       sendJson(res, await control.run(req));
     } catch (e) {
       if (e instanceof ControlError) return fail(e, control.name);
-      options.logs.write(`control ${control.name} failed: ${(e as { code?: string }).code ?? (e as Error).name}`);
+      options.logs.write(`control ${control.name} failed: ${(e as { code?: string }).code ?? (e as Error).name}: ${(e as Error).message}`);
       return fail(new ControlError('failed', 500, (e as Error).message), control.name);
     }
   };
