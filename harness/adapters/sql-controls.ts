@@ -111,14 +111,6 @@ export class SqlControls {
     tables: () => this.#scalar('SELECT synchro.synchro_tables()'),
   };
 
-  /** Compacts every scope that has retained effects; returns the effects deleted per scope. */
-  async compactScopes(): Promise<Record<string, number>> {
-    const rows = await this.query<{ scope_id: string; deleted: string }>(
-      'SELECT scope_id, synchro.synchro_compact_scope(scope_id)::text AS deleted FROM (SELECT DISTINCT scope_id FROM synchro.scope_effects) s ORDER BY scope_id',
-    );
-    return Object.fromEntries(rows.map((row) => [row.scope_id, Number(row.deleted)]));
-  }
-
   readonly inspect: InspectControl = {
     readiness: () => this.#scalar('SELECT synchro.synchro_readiness()'),
     healthDetail: () => this.#scalar('SELECT synchro.synchro_health_detail()'),
