@@ -190,11 +190,22 @@ export async function openHttpAdapter(target: HttpTarget): Promise<ServerAdapter
   };
 }
 
+/**
+ * Adapters this process opened on an external server and not yet closed. A
+ * scenario's teardown overlaps the next scenario, but a reset ends every
+ * session of the server's database: whatever the previous scenario still
+ * holds is closed first, so the reset never cuts a session in use.
+ */
+const stillOpen = new Set<ServerAdapter>();
+
 export async function openHttpServer(setup: HttpServerSetup, scenario: ScenarioSetup): Promise<ServerAdapter> {
   const { config } = setup;
   const reset = resetOf(config, setup.configDir, setup.controls);
-  if (reset) await reset(scenario.deadlineMs);
-  return openHttpAdapter({
+  if (reset) {
+    await Promise.all([...stillOpen].map((adapter) => adapter.close()));
+    await reset(scenario.deadlineMs);
+  }
+  const adapter = await openHttpAdapter({
     id: setup.id,
     baseUrl: config.baseUrl,
     token: (userId) => tokenFor(config.auth, userId, setup.configDir),
@@ -203,4 +214,13 @@ export async function openHttpServer(setup: HttpServerSetup, scenario: ScenarioS
     ...(config.controlUrl === undefined ? {} : { controlUrl: config.controlUrl }),
     ...(setup.controls === undefined ? {} : { controls: setup.controls }),
   });
+  const tracked: ServerAdapter = {
+    ...adapter,
+    async close() {
+      stillOpen.delete(tracked);
+      await adapter.close();
+    },
+  };
+  stillOpen.add(tracked);
+  return tracked;
 }

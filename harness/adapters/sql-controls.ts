@@ -35,6 +35,9 @@ export class SqlControls {
     if (this.#client) return this.#client;
     this.#connecting ??= (async () => {
       const client = new pg.Client({ connectionString: this.#url });
+      // A session ended from the server side (a reset, a dropped database) must not crash the harness;
+      // the next query on it fails with the reason instead.
+      client.on('error', () => undefined);
       await client.connect();
       this.#client = client;
       return client;
