@@ -25,8 +25,8 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
-import { discoverControls } from './control-protocol.ts';
-import { openHttpAdapter } from './http-server.ts';
+import { ControlClient, capabilitiesOffered, discoverControls } from './control-protocol.ts';
+import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeedArtifact } from './reference-seed.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
@@ -37,6 +37,7 @@ import { mintJwt } from './token.ts';
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
 const CLUSTER_MODULES = ['reference/server/db/index.ts', 'reference/server/db/cluster.ts'];
+/** What the preflight instance is opened with; the run's capabilities are then read from its capabilities document. */
 const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'capture', 'inspect', 'logs', 'clock', 'clients', 'compaction', 'seed'];
 const START_DEADLINE_MS = 60_000;
 
@@ -95,6 +96,8 @@ export async function prepareReferenceServer(root: string): Promise<PreparedServ
     if (typeof ready === 'string') throw new Error(`GET /ready did not answer: ${ready}`);
     if (controls instanceof Error) throw new Error(`the control protocol did not answer: ${controls.message}`);
     setup.controls = controls;
+    // Discovered, as for any server: the SQL groups plus what the document's controls earn.
+    setup.capabilities = [...SQL_CAPABILITIES, ...capabilitiesOffered(new ControlClient(controlUrlOf(probe.baseUrl), controls))];
   } catch (error) {
     await close().catch(() => {});
     return { setup: unavailable('reference', DESCRIPTION, `the reference server does not start and answer: ${(error as Error).message}`), close: none };
