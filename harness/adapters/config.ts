@@ -21,6 +21,8 @@ export interface HttpServerConfig {
   baseUrl: string;
   auth: AuthConfig;
   databaseUrl?: string;
+  /** Base URL of the server's control protocol (docs/control-protocol.md); its capabilities document is at `<controlUrl>/capabilities`. */
+  controlUrl?: string;
   resetCommand?: string[];
   capabilities?: ServerCapability[];
 }

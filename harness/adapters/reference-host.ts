@@ -13,9 +13,6 @@ import { createInterface } from 'node:readline';
 import { describeExit, OwnedProcess } from './child.ts';
 import { onDrain } from './warm-pool.ts';
 
-/** Log lines kept per instance: enough for a redaction check or a diagnosis, bounded for long runs. */
-const LOG_LIMIT = 2_000;
-
 interface Pending {
   resolve(answer: Record<string, unknown>): void;
   reject(error: Error): void;
@@ -23,15 +20,12 @@ interface Pending {
 
 export interface HostedInstance {
   baseUrl: string;
-  /** Everything this instance logged. */
-  logs(): string;
   stop(): Promise<void>;
 }
 
 class ServerHost {
   readonly #child: OwnedProcess;
   readonly #pending = new Map<number, Pending>();
-  readonly #logs = new Map<string, string[]>();
   #nextId = 1;
 
   constructor(entry: string, cwd: string, faults: readonly string[]) {
@@ -43,7 +37,6 @@ class ServerHost {
     // on a request does, until it answers.
     this.#child.holdsHarness(false);
     createInterface({ input: this.#child.process.stdout as NodeJS.ReadableStream }).on('line', (line) => this.#answer(line));
-    createInterface({ input: this.#child.process.stderr as NodeJS.ReadableStream }).on('line', (line) => this.#log(line));
     void this.#child.exited.then((exit) => {
       const error = new Error(`the reference server host ${describeExit(exit)}\n${this.#child.stderr.trim().split('\n').slice(-20).join('\n')}`);
       for (const pending of this.#pending.values()) pending.reject(error);
@@ -70,14 +63,6 @@ class ServerHost {
     else pending.resolve(answer);
   }
 
-  #log(line: string): void {
-    const match = /^\[(i\d+)\] (.*)$/.exec(line);
-    if (match === null) return;
-    const lines = this.#logs.get(match[1] as string) ?? [];
-    if (lines.length < LOG_LIMIT) lines.push(match[2] as string);
-    this.#logs.set(match[1] as string, lines);
-  }
-
   #request(command: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (!this.#child.alive) return Promise.reject(new Error('the reference server host is not running'));
     const id = this.#nextId++;
@@ -91,14 +76,7 @@ class ServerHost {
   async start(databaseUrl: string, jwtSecret: string): Promise<HostedInstance> {
     const answer = await this.#request({ start: { databaseUrl, jwtSecret } });
     const instance = String(answer.instance);
-    return {
-      baseUrl: String(answer.url),
-      logs: () => (this.#logs.get(instance) ?? []).map((line) => `${line}\n`).join(''),
-      stop: async () => {
-        await this.#request({ stop: instance });
-        this.#logs.delete(instance);
-      },
-    };
+    return { baseUrl: String(answer.url), stop: () => this.#request({ stop: instance }).then(() => undefined) };
   }
 
   async close(): Promise<void> {

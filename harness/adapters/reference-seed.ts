@@ -1,49 +1,22 @@
 /**
- * The `seed` capability of the reference server adapter. Each export runs the
- * reference's seed exporter (`reference/server/seed/main.ts`) as a process of
- * its own against the scenario database, with the scenario's server fault
- * switches: the exporter is server code, so a sensitivity run must reach it
- * as it reaches the server process. The exporter opens one connection and
- * one SERIALIZABLE READ ONLY DEFERRABLE transaction for the whole export.
- * An artifact build (`reference/seed-artifact/main.ts`) can be paused at its
+ * The seed artifact half of the reference adapter's `seed` capability (the
+ * export itself goes through the control protocol's `seed.export`). The
+ * artifact builder (`reference/seed-artifact/main.ts`) is a program of its
+ * own over the scenario database, run with the scenario's server fault
+ * switches. An artifact build (`reference/seed-artifact/main.ts`) can be paused at its
  * stages, so the harness damages the export or the file from outside the
  * builder, or kills the build while it verifies (`intercept`).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { DeliveredSeedExport, SeedArtifactIntercept, SeedArtifactResult, SeedControl, SeedExport } from './server.ts';
+import type { DeliveredSeedExport, SeedArtifactIntercept, SeedArtifactResult, SeedControl } from './server.ts';
 
-export const REFERENCE_SEED_ENTRY = 'reference/server/seed/main.ts';
 export const REFERENCE_SEED_ARTIFACT_ENTRY = 'reference/seed-artifact/main.ts';
 
-export function referenceSeed(options: { root: string; databaseUrl: string; faults: readonly string[]; deadlineMs: number }): SeedControl {
+/** The artifact half of the reference's `seed` capability; the export itself is the control protocol's `seed.export`. */
+export function referenceSeedArtifact(options: { root: string; databaseUrl: string; faults: readonly string[]; deadlineMs: number }): Pick<SeedControl, 'artifactIntercepts' | 'exportArtifact'> {
   return {
-    export: (request = {}) => {
-      const args = [join(options.root, REFERENCE_SEED_ENTRY), '--database-url', options.databaseUrl];
-      if (request.pageLimit !== undefined) args.push('--page-limit', String(request.pageLimit));
-      for (const scope of request.scopes ?? []) args.push('--scope', scope);
-      const env = { ...process.env };
-      if (options.faults.length > 0) env.SYNCHRO_FAULTS = options.faults.join(',');
-      else delete env.SYNCHRO_FAULTS;
-      return new Promise<SeedExport>((resolve, reject) => {
-        execFile(process.execPath, args, { cwd: options.root, env, timeout: options.deadlineMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-          let answer: unknown;
-          try {
-            answer = JSON.parse(stdout);
-          } catch {
-            answer = undefined;
-          }
-          const body = answer as { manifest?: unknown; pages?: Record<string, unknown[]>; error?: { code?: string; message?: string } } | undefined;
-          if (error === null && body?.manifest !== undefined && body.pages !== undefined) {
-            resolve({ manifest: body.manifest, pages: body.pages });
-            return;
-          }
-          const reason = body?.error !== undefined ? `${body.error.code}: ${body.error.message}` : (stderr.trim().split('\n').slice(-10).join('\n') || error?.message || 'no output');
-          reject(new Error(`the reference seed export was refused or failed: ${reason}`));
-        });
-      });
-    },
     artifactIntercepts: ['exported', 'written', 'verifying', 'hashed'],
     exportArtifact: (request) => {
       const args = [join(options.root, REFERENCE_SEED_ARTIFACT_ENTRY), '--database-url', options.databaseUrl, '--out', request.out];

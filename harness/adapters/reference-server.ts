@@ -1,12 +1,21 @@
 /**
- * The reference server adapter. Per run: one shared database cluster (the
- * reference's own cluster module, the only reference code the harness
- * imports) and a template database every scenario clones. Per scenario: a
- * fresh clone and a server instance on a free loopback port with test
- * controls enabled, stopped and dropped at teardown. The instance runs in
- * the worker's server host (`reference/server/host.ts`, one process per set
- * of fault switches), or in a process of its own (`reference/server/main.ts`)
- * when the scenario must kill it for real.
+ * The reference server adapter: cluster management plus the generic HTTP
+ * adapter. Per run: one shared database cluster (the reference's own cluster
+ * module, the only reference code the harness imports) and a template
+ * database every scenario clones. Per scenario: a fresh clone and a server
+ * instance on a free loopback port with the control protocol enabled,
+ * stopped and dropped at teardown. The instance runs in the worker's server
+ * host (`reference/server/host.ts`, one process per set of fault switches),
+ * or in a process of its own (`reference/server/main.ts`) when the scenario
+ * must kill it for real.
+ *
+ * Once started, the server is reached exactly as a third-party one is: the
+ * wire at its base URL, the SQL groups through its database URL, every other
+ * control through the control protocol at `<baseUrl>/__control` (its
+ * capabilities document read once at preflight). Nothing else passes between
+ * the harness and the server process but starting and stopping it. The seed
+ * artifact builder (`reference/seed-artifact/`) is a separate program over
+ * the database, run by the harness beside the server, not a server channel.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
@@ -17,19 +26,20 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
+import { ControlClient, capabilitiesOffered, discoverControls } from './control-protocol.ts';
+import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type NetworkObserver, observeNetwork } from './network-observer.ts';
-import { referenceControls } from './reference-controls.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
-import { referenceSeed } from './reference-seed.ts';
-import type { NetworkControl, ScenarioSetup, ServerAdapter } from './server.ts';
+import { referenceSeedArtifact } from './reference-seed.ts';
+import type { LogsControl, NetworkControl, ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
-import { SqlControls } from './sql-controls.ts';
 import { mintJwt } from './token.ts';
 
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
 const CLUSTER_MODULES = ['reference/server/db/index.ts', 'reference/server/db/cluster.ts'];
+/** What the preflight instance is opened with; the run's capabilities are then read from its capabilities document. */
 const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 'scopes', 'schema', 'capture', 'inspect', 'logs', 'clock', 'clients', 'compaction', 'seed'];
 const START_DEADLINE_MS = 60_000;
 
@@ -82,14 +92,23 @@ export async function prepareReferenceServer(root: string): Promise<PreparedServ
     // Preflight: one real start on a scratch clone, so a server that cannot start is reported once, not per scenario.
     const probe = await openReferenceServer(setup, { name: `preflight_${process.pid}`, faults: [], deadlineMs: START_DEADLINE_MS });
     const ready = await fetch(`${probe.baseUrl}/ready`).then((response) => response.status, (error: Error) => error.message);
+    // Every instance serves the same document: it is read once, here, like a third-party server's at preflight.
+    const controls = await discoverControls(controlUrlOf(probe.baseUrl)).catch((error: Error) => error);
     await probe.close();
     if (typeof ready === 'string') throw new Error(`GET /ready did not answer: ${ready}`);
+    if (controls instanceof Error) throw new Error(`the control protocol did not answer: ${controls.message}`);
+    setup.controls = controls;
+    // Discovered, as for any server: the SQL groups plus what the document's controls earn.
+    setup.capabilities = [...SQL_CAPABILITIES, ...capabilitiesOffered(new ControlClient(controlUrlOf(probe.baseUrl), controls))];
   } catch (error) {
     await close().catch(() => {});
     return { setup: unavailable('reference', DESCRIPTION, `the reference server does not start and answer: ${(error as Error).message}`), close: none };
   }
   return { setup, close };
 }
+
+/** Where a reference server serves the control protocol. */
+const controlUrlOf = (baseUrl: string) => `${baseUrl}/__control`;
 
 function databaseUrl(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
@@ -114,6 +133,8 @@ const projectRoot = (setup: ReferenceServerSetup) => join(setup.entry, '..', '..
 /** A server in a process of its own, which a scenario may kill for real. */
 interface OwnServerProcess extends HostedInstance {
   kill(): Promise<void>;
+  /** What the process wrote on stderr (its log lines among them), kept after it exited. */
+  stderr(): string;
   /** strace attached to the process, when the scenario observes its network. */
   observer?: NetworkObserver;
 }
@@ -156,7 +177,7 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
     };
     return {
       baseUrl,
-      logs: () => child.stderr,
+      stderr: () => child.stderr,
       stop: async () => {
         await detach();
         await child.stop(5_000);
@@ -195,66 +216,92 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     await dropDatabase().catch(() => {});
     throw error;
   }
-  // A killed process's output is kept: the logs of the scenario span every process it ran.
+  let adapter: ServerAdapter;
+  try {
+    adapter = await openHttpAdapter({
+      id: setup.id,
+      baseUrl: started.baseUrl,
+      token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
+      capabilities: setup.capabilities,
+      databaseUrl: url,
+      controlUrl: controlUrlOf(started.baseUrl),
+      controls: setup.controls ?? (await discoverControls(controlUrlOf(started.baseUrl))),
+    });
+  } catch (error) {
+    await started.stop().catch(() => {});
+    await dropDatabase().catch(() => {});
+    throw error;
+  }
+  const seed = adapter.seed && { ...adapter.seed, ...referenceSeedArtifact({ root: projectRoot(setup), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }) };
+  // Killing and restarting the server, and watching its network, act on the process this adapter
+  // started, not on the server's state: they stay with the process management here, outside the
+  // control protocol (docs/adapters.md, "What stays with the adapter").
+  const ownProcess = own === undefined ? undefined : ownProcessControls(setup, scenario, url, own, adapter, (next) => {
+    started = next;
+  });
+  let closed = false;
+  return {
+    ...adapter,
+    ...(seed ? { seed } : {}),
+    ...(ownProcess?.process ? { process: ownProcess.process } : {}),
+    ...(ownProcess?.network ? { network: ownProcess.network } : {}),
+    ...(ownProcess?.logs ? { logs: ownProcess.logs } : {}),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await adapter.close().catch(() => {});
+      await started.stop();
+      await dropDatabase();
+    },
+  };
+}
+
+/**
+ * Kill and restart of a server in a process of its own, the observation of
+ * its network, and its logs across restarts. A killed process's log lines
+ * are what it wrote on stderr (it can no longer answer `logs.since`); after a
+ * restart, the new process's lines are read through the control protocol
+ * from its first line on.
+ */
+function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup, url: string, first: OwnServerProcess, adapter: ServerAdapter, replaced: (next: OwnServerProcess) => void): { process: NonNullable<ServerAdapter['process']>; network?: NetworkControl; logs?: LogsControl } {
+  let current = first;
   let earlierLogs = '';
-  const processControl: ServerAdapter['process'] =
-    own === undefined
-      ? undefined
-      : {
-          kill: async () => {
-            await (own as OwnServerProcess).kill();
-          },
-          restart: async () => {
-            const previous = own as OwnServerProcess;
-            await previous.kill();
-            earlierLogs += previous.logs();
-            // The same address, so the proxy and every client keep reaching it.
-            own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
-            started = own;
-          },
-        };
-  const networkControl: NetworkControl | undefined =
+  let currentLogs: LogsControl | undefined = adapter.logs;
+  const controlUrl = controlUrlOf(first.baseUrl);
+  // A killed process answers no control: its logs are what it wrote on stderr until a restart.
+  let killed = false;
+  const processControl: NonNullable<ServerAdapter['process']> = {
+    kill: async () => {
+      killed = true;
+      await current.kill();
+    },
+    restart: async () => {
+      const previous = current;
+      killed = true;
+      await previous.kill();
+      earlierLogs += previous.stderr();
+      // The same address, so the proxy and every client keep reaching it.
+      current = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
+      replaced(current);
+      killed = false;
+      if (currentLogs !== undefined && setup.controls !== undefined) {
+        const client = new ControlClient(controlUrl, setup.controls);
+        currentLogs = { text: async () => (await client.call<{ text: string }>('logs.since', { mark: 0 })).text };
+      }
+    },
+  };
+  const network: NetworkControl | undefined =
     scenario.network === undefined
       ? undefined
       : {
           databaseEndpoints: [databaseEndpoint(url)],
           egress: scenario.network === 'database-only' ? 'database-only' : 'open',
           activity: (from, until, deadlineMs) => {
-            const observer = own?.observer;
+            const observer = current.observer;
             if (observer === undefined) return Promise.reject(new Error('the server process is not observed'));
             return observer.activity(from, until, deadlineMs);
           },
         };
-  const sql = new SqlControls(url);
-  const controls = referenceControls(started.baseUrl);
-  let closed = false;
-  return {
-    id: setup.id,
-    capabilities: setup.capabilities,
-    baseUrl: started.baseUrl,
-    token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
-    provision: sql.provision,
-    sourceSql: { ...sql.sourceSql, pushInTransaction: controls.pushInTransaction },
-    scopes: sql.scopes,
-    schema: sql.schema,
-    inspect: sql.inspect,
-    clock: controls.clock,
-    clients: controls.clients,
-    capture: controls.capture,
-    seed: referenceSeed({ root: projectRoot(setup), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }),
-    compaction: {
-      // Expiry runs first, as the reference's retention job does: expired clients no longer hold a scope's floor back.
-      compact: async () => ({ expired: await controls.clients.runExpiry(), deleted: await sql.compactScopes() }),
-    },
-    logs: { text: () => earlierLogs + started.logs() },
-    ...(processControl === undefined ? {} : { process: processControl }),
-    ...(networkControl === undefined ? {} : { network: networkControl }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await sql.close().catch(() => {});
-      await started.stop();
-      await dropDatabase();
-    },
-  };
+  const logs: LogsControl | undefined = currentLogs === undefined ? undefined : { text: async () => earlierLogs + (killed ? current.stderr() : await (currentLogs as LogsControl).text()) };
+  return { process: processControl, ...(network === undefined ? {} : { network }), ...(logs === undefined ? {} : { logs }) };
 }

@@ -169,7 +169,8 @@ export interface CompactionControl {
 
 /** Operational output the server wrote during the scenario (for redaction checks). */
 export interface LogsControl {
-  text(): string;
+  /** Everything the server logged since the scenario's server was opened. */
+  text(): Promise<string>;
 }
 
 /** Implementation-internal observations (readiness detail, metadata tables). */

@@ -7,6 +7,7 @@
 import type { ClientCapability, ServerCapability } from './capabilities.ts';
 import type { ClientProcessSpec } from './client-process.ts';
 import type { HttpServerConfig } from './config.ts';
+import type { CapabilitiesDocument } from './control-protocol.ts';
 
 interface Common<C> {
   /** Adapter id as reported, e.g. `reference` or the id of a config. */
@@ -25,6 +26,8 @@ export interface ReferenceServerSetup extends Common<ServerCapability> {
   jwtSecret: string;
   /** The run's shared database cluster: its admin URL and the template each scenario clones. */
   cluster?: { adminUrl: string; template: string };
+  /** The reference's control capabilities document, read from the preflight instance (every instance serves the same one). */
+  controls?: CapabilitiesDocument;
 }
 
 export interface HttpServerSetup extends Common<ServerCapability> {
@@ -32,6 +35,8 @@ export interface HttpServerSetup extends Common<ServerCapability> {
   config: HttpServerConfig;
   /** Directory of the config file: relative commands run from there. */
   configDir: string;
+  /** The server's control capabilities document, read at preflight when the config has `controlUrl`. */
+  controls?: CapabilitiesDocument;
 }
 
 export interface ModuleServerSetup extends Common<ServerCapability> {

@@ -35,6 +35,9 @@ export class SqlControls {
     if (this.#client) return this.#client;
     this.#connecting ??= (async () => {
       const client = new pg.Client({ connectionString: this.#url });
+      // A session ended from the server side (a reset, a dropped database) must not crash the harness;
+      // the next query on it fails with the reason instead.
+      client.on('error', () => undefined);
       await client.connect();
       this.#client = client;
       return client;
@@ -131,14 +134,6 @@ export class SqlControls {
     manifest: () => this.#scalar('SELECT synchro.synchro_schema_manifest()'),
     tables: () => this.#scalar('SELECT synchro.synchro_tables()'),
   };
-
-  /** Compacts every scope that has retained effects; returns the effects deleted per scope. */
-  async compactScopes(): Promise<Record<string, number>> {
-    const rows = await this.query<{ scope_id: string; deleted: string }>(
-      'SELECT scope_id, synchro.synchro_compact_scope(scope_id)::text AS deleted FROM (SELECT DISTINCT scope_id FROM synchro.scope_effects) s ORDER BY scope_id',
-    );
-    return Object.fromEntries(rows.map((row) => [row.scope_id, Number(row.deleted)]));
-  }
 
   readonly inspect: InspectControl = {
     readiness: () => this.#scalar('SELECT synchro.synchro_readiness()'),

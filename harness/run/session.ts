@@ -27,7 +27,7 @@ export function describeSetup(role: 'server' | 'client', setup: ServerSetup | Cl
  * asked, the line saying why.
  */
 export function workersFor(server: ServerSetup, requested: number): { parallel: number; note?: string } {
-  if (requested > 1 && server.kind === 'http' && server.config.resetCommand) {
+  if (requested > 1 && server.kind === 'http' && (server.config.resetCommand !== undefined || server.controls?.controls.reset !== undefined)) {
     return { parallel: 1, note: `server "${server.id}" is one external server reset before each scenario: scenarios run one at a time (--parallel ${requested} ignored)` };
   }
   return { parallel: requested };

@@ -2,19 +2,22 @@
  * Wires a database and a secret into a listening server. Used by main.ts and
  * by the tests, which start it in-process on a fresh database.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
-import { createControls } from './controls/routes.ts';
+import { LogBuffer } from './controls/log-buffer.ts';
+import { createControls, isProductionEnvironment } from './controls/routes.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { Admission } from './core/admission.ts';
-import { newClock } from './core/clock.ts';
+import { newClock, resetClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
 import { installSchema } from './db/install.ts';
+import { wipeDatabase } from './db/reset.ts';
 import type { ConnectionLimits } from './http-limits.ts';
 import { pushInCallerTransaction } from './push/handler.ts';
-import { createSyncServer } from './router.ts';
+import { createListeningServer, createSyncHandler } from './router.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.
@@ -22,9 +25,10 @@ pg.types.setTypeParser(20, (v: string) => v);
 
 export interface RunningServer {
   url: string;
-  pool: pg.Pool;
-  /** The WAL capture worker, when started with `capture: true`. */
-  capture?: CaptureWorker;
+  /** The pool of the current database state (a control-protocol reset replaces it). */
+  readonly pool: pg.Pool;
+  /** The WAL capture worker, when started with `capture: true` (a reset replaces it too). */
+  readonly capture?: CaptureWorker;
   close(): Promise<void>;
 }
 
@@ -34,7 +38,7 @@ export interface StartOptions {
   host?: string;
   port?: number;
   log?: (line: string) => void;
-  /** Serve the `/__test/` endpoints (loopback peers only). */
+  /** Serve the control protocol under `/__control/` (loopback peers only). */
   testControls?: boolean;
   /** Milliseconds; the 30-day default when absent. */
   staleClientIntervalMs?: number;
@@ -50,32 +54,94 @@ export interface StartOptions {
   ownClock?: boolean;
   /** Header and body timeouts and the connection cap; each absent member keeps its default (http-limits.ts). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /**
+   * Offer the control protocol's `reset` (with `testControls`): the server
+   * wipes its database in place and starts over on a fresh install. For a
+   * server started by hand and certified through a config file; the harness's
+   * own servers get a fresh database clone per scenario instead.
+   */
+  resettable?: boolean;
+}
+
+/** What one database state serves: its pool, its capture worker and the request listener over them. */
+interface Instance {
+  closed?: boolean;
+  pool: pg.Pool;
+  manifests: ManifestStore;
+  capture?: CaptureWorker;
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  await installSchema(options.databaseUrl);
-  await applySqlFaults(options.databaseUrl);
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
-  pool.on('error', () => undefined);
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  let capture: CaptureWorker | undefined;
-  if (options.capture === true) {
-    capture = new CaptureWorker({ databaseUrl: options.databaseUrl, log });
-    await capture.start();
-  }
+  if (options.testControls === true && isProductionEnvironment(process.env)) throw new Error('the control protocol is never served in a production environment (NODE_ENV or SYNCHRO_ENV is "production")');
+  const logs = new LogBuffer(options.log ?? ((line: string) => process.stderr.write(`${line}\n`)));
+  const log = logs.write;
   const staleClientIntervalMs = options.staleClientIntervalMs ?? parseStaleInterval(DEFAULT_STALE_CLIENT_INTERVAL);
-  const manifests = new ManifestStore(pool);
-  const server = createSyncServer({
-    pool,
-    manifests,
-    jwtKey: secretKey(options.jwtSecret),
-    log,
-    ...(capture === undefined ? {} : { capture }),
-    ...(options.admissionLimits !== undefined ? { admission: new Admission(options.admissionLimits) } : {}),
-    ...(options.testControls === true ? { controls: createControls({ pool, staleClientIntervalMs, callerPush: (db, userId, request) => pushInCallerTransaction(db, manifests, userId, request), ...(capture === undefined ? {} : { capture }) }) } : {}),
-    ...(options.ownClock === true ? { clock: newClock() } : {}),
-    ...(options.connectionLimits !== undefined ? { connectionLimits: options.connectionLimits } : {}),
-  });
+  const admission = options.admissionLimits !== undefined ? new Admission(options.admissionLimits) : undefined;
+  const clock = options.ownClock === true ? newClock() : undefined;
+  let current: Instance | undefined;
+  const controls =
+    options.testControls === true
+      ? createControls({
+          target: () => current as Instance,
+          staleClientIntervalMs,
+          logs,
+          // The push entry point of the current state, for a caller's own transaction.
+          callerPush: (db, userId, request) => pushInCallerTransaction(db, (current as Instance).manifests, userId, request),
+          ...(options.resettable === true ? { reset: () => resetInstance() } : {}),
+        })
+      : undefined;
+
+  const open = async (): Promise<Instance> => {
+    await installSchema(options.databaseUrl);
+    await applySqlFaults(options.databaseUrl);
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
+    pool.on('error', () => undefined);
+    let capture: CaptureWorker | undefined;
+    if (options.capture === true) {
+      capture = new CaptureWorker({ databaseUrl: options.databaseUrl, log });
+      await capture.start();
+    }
+    const manifests = new ManifestStore(pool);
+    const listener = createSyncHandler({
+      pool,
+      manifests,
+      jwtKey: secretKey(options.jwtSecret),
+      log,
+      ...(capture === undefined ? {} : { capture }),
+      ...(admission === undefined ? {} : { admission }),
+      ...(controls === undefined ? {} : { controls }),
+      ...(clock === undefined ? {} : { clock }),
+      ...(options.connectionLimits !== undefined ? { connectionLimits: options.connectionLimits } : {}),
+    });
+    return { pool, manifests, ...(capture === undefined ? {} : { capture }), listener };
+  };
+  const closeInstance = async (instance: Instance) => {
+    if (instance.closed) return;
+    instance.closed = true;
+    await instance.capture?.stop();
+    await instance.pool.end();
+  };
+  // Runs inside the reset request, so resetClock moves this instance's clock (or the process clock it reads).
+  // A reset that failed half-way leaves the old instance closed; the next reset starts over from the wipe.
+  // Resets run one at a time: a second one (a harness that gave up waiting and asked again) would end the first one's sessions.
+  let resetting: Promise<void> = Promise.resolve();
+  const resetInstance = () => {
+    const next = resetting.catch(() => undefined).then(resetOnce);
+    resetting = next;
+    return next;
+  };
+  const resetOnce = async () => {
+    const old = current as Instance;
+    await closeInstance(old).catch((e: unknown) => log(`reset: closing the old state failed (${(e as Error).message}); wiping anyway`));
+    await wipeDatabase(options.databaseUrl);
+    current = await open();
+    resetClock();
+    log('reset: the database was wiped and the synchro schema installed again');
+  };
+
+  current = await open();
+  const server = createListeningServer((req, res) => (current as Instance).listener(req, res), options.connectionLimits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
@@ -83,13 +149,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
-    pool,
-    ...(capture === undefined ? {} : { capture }),
+    get pool() {
+      return (current as Instance).pool;
+    },
+    get capture() {
+      return current?.capture;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await capture?.stop();
-      await pool.end();
+      await closeInstance(current as Instance);
     },
   };
 }

@@ -6,10 +6,13 @@
  *   node reference/server/main.ts [--host 127.0.0.1] [--port 0] [--database-url <url>]
  *     [--jwt-secret <secret>] [--test-controls] [--demo]
  *     [--stale-client-interval 30d] [--max-in-flight <n | endpoint=n,...>] [--capture]
- *     [--body-timeout 10s] [--max-connections 256]
+ *     [--body-timeout 10s] [--max-connections 256] [--resettable]
  *
- * --test-controls serves the /__test/ endpoints (clock, client expiry and
- * retirement) to loopback peers; it refuses a non-loopback --host.
+ * --test-controls serves the control protocol (docs/control-protocol.md)
+ * under /__control/ to loopback peers only. It is refused with a
+ * non-loopback --host and in a production environment (NODE_ENV or
+ * SYNCHRO_ENV set to "production"). --resettable (with --test-controls) adds
+ * the protocol's per-scenario `reset`, which wipes the database in place.
  *
  * The embedded database lives only as long as this process: a guard process
  * stops it and removes its files even when this one is killed (demo.ts). To
@@ -21,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { startServer } from './app.ts';
 import { mintToken, secretKey } from './auth.ts';
-import { isLoopback } from './controls/routes.ts';
+import { isLoopback, isProductionEnvironment } from './controls/routes.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { parseAdmissionLimits } from './core/admission.ts';
 import { type Cluster, startCluster } from './db/cluster.ts';
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
       capture: { type: 'boolean', default: false },
       'body-timeout': { type: 'string', default: `${DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs}ms` },
       'max-connections': { type: 'string', default: String(DEFAULT_CONNECTION_LIMITS.maxConnections) },
+      resettable: { type: 'boolean', default: false },
     },
   });
   const port = Number(values.port);
@@ -72,6 +76,8 @@ async function main(): Promise<void> {
   if (testControls && !isLoopback(values.host === 'localhost' ? '127.0.0.1' : values.host)) {
     throw new Error(`--test-controls needs a loopback --host (127.0.0.1, ::1 or localhost), not ${values.host}`);
   }
+  if (testControls && isProductionEnvironment(process.env)) throw new Error('--test-controls is refused in a production environment (NODE_ENV or SYNCHRO_ENV is "production")');
+  if (values.resettable && !testControls) throw new Error('--resettable needs --test-controls: the reset is a control of the control protocol');
   // `npm run reference:server` with no arguments is the person-facing demo.
   const demo = values.demo || (values['database-url'] === undefined && process.argv.length <= 2);
   let cluster: Cluster | undefined;
@@ -97,6 +103,7 @@ async function main(): Promise<void> {
     staleClientIntervalMs,
     capture: values.capture || cluster !== undefined,
     connectionLimits,
+    resettable: values.resettable,
     ...(admissionLimits !== undefined ? { admissionLimits } : {}),
   });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, database_url: databaseUrl })}\n`);

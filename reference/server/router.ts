@@ -1,10 +1,11 @@
 /**
  * The HTTP surface: the route table of the protocol endpoints (each served by
- * its handler folder), a fail-closed /ready, the `/__test/` controls when
- * present, and the error envelope for every failure, including what Node's
- * HTTP parser refuses (http-limits.ts, with the timeouts and connection cap).
- * Routes are thin: authenticate, read the body strictly (in time, with no
- * content coding), call the handler, send exact bytes.
+ * its handler folder), a fail-closed /ready, the control protocol
+ * (`/__control/`) when present, and the error envelope for every failure,
+ * including what Node's HTTP parser refuses (http-limits.ts, with the
+ * timeouts and connection cap). Routes are thin: authenticate, read the body
+ * strictly (in time, with no content coding), call the handler, send exact
+ * bytes.
  * This is the one module that imports the request handlers; they import only
  * core/ (see core/README.md).
  */
@@ -12,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Pool } from 'pg';
 import { authenticate } from './auth.ts';
 import { handleConnect } from './connect/handler.ts';
+import { CONTROL_PREFIX } from './controls/routes.ts';
 import type { Admission, Admit } from './core/admission.ts';
 import { BodyNotReceived, checkContentEncoding, checkContentType, parseBody, readBody } from './core/body.ts';
 import type { CaptureHandle } from './core/capture-control.ts';
@@ -34,7 +36,7 @@ export interface ServerOptions {
   admission?: Admission;
   /** The WAL capture worker of this process, when it runs one: pull and rebuild give it a moment to catch up first. */
   capture?: Pick<CaptureHandle, 'catchUp'>;
-  /** The `/__test/` handler, present only with `--test-controls`. */
+  /** The control protocol's handler (`/__control/`), present only with `--test-controls`. */
   controls?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
   /** This instance's own clock; absent, requests read the process clock. */
   clock?: ClockState;
@@ -88,9 +90,32 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
  */
 export const CAPTURE_GRACE_MS = RETRY_AFTER_SECONDS * 1000;
 
+/** The timeouts and connection cap in force: the defaults under `configured`, or none at all under the fault. */
+function limitsOf(configured: Partial<ConnectionLimits> | undefined): ConnectionLimits | undefined {
+  return fault('no-slow-client-limits') ? undefined : { ...DEFAULT_CONNECTION_LIMITS, ...configured }; // fault: server:no-slow-client-limits
+}
+
 export function createSyncServer(options: ServerOptions): Server {
+  return createListeningServer(createSyncHandler(options), options.connectionLimits);
+}
+
+/**
+ * The HTTP server around a request listener (one of createSyncHandler's, or
+ * one that switches between them): the header timeout and connection cap
+ * apply to its sockets, and what Node's parser refuses gets the envelope.
+ */
+export function createListeningServer(listener: (req: IncomingMessage, res: ServerResponse) => void, connectionLimits?: Partial<ConnectionLimits>): Server {
+  const limits = limitsOf(connectionLimits);
+  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, listener);
+  if (limits !== undefined) applyConnectionLimits(server, limits);
+  if (!fault('bare-http-errors')) server.on('clientError', answerClientError); // fault: server:bare-http-errors
+  return server;
+}
+
+/** The request listener of a server: what createSyncServer serves, for a caller that owns the listening socket. */
+export function createSyncHandler(options: ServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { pool, manifests, jwtKey, log } = options;
-  const limits: ConnectionLimits | undefined = fault('no-slow-client-limits') ? undefined : { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits }; // fault: server:no-slow-client-limits
+  const limits = limitsOf(options.connectionLimits);
 
   const post = (run: (userId: string, value: unknown, admit: Admit) => Promise<string>): Handler => async (req, res) => {
     const broken = framingBroken(req);
@@ -172,16 +197,13 @@ export function createSyncServer(options: ServerOptions): Server {
   };
 
   const clock = options.clock;
-  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res))));
-  if (limits !== undefined) applyConnectionLimits(server, limits);
-  if (!fault('bare-http-errors')) server.on('clientError', answerClientError); // fault: server:bare-http-errors
-  return server;
+  return (req, res) => (clock === undefined ? serve(req, res) : withClock(clock, () => serve(req, res)));
 
   function serve(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const route = routes[path];
     const run = async () => {
-      if (options.controls !== undefined && path.startsWith('/__test/')) return options.controls(req, res, path);
+      if (options.controls !== undefined && path.startsWith(CONTROL_PREFIX)) return options.controls(req, res, path);
       if (route === undefined) throw new SyncError('invalid_request', 'no such endpoint', {}, 404);
       if (req.method !== route.method) {
         sendError(res, new SyncError('invalid_request', 'method not allowed', {}, 405), { Allow: route.method });

@@ -6,7 +6,7 @@
  */
 import { type DataTable, Given, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
-import { artifactReceipts, artifactState, buildArtifact } from '../support/seeds/artifacts.ts';
+import { artifactReceipts, artifactState, buildArtifact, withoutArtifactBuilder } from '../support/seeds/artifacts.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { cellValue } from '../support/values.ts';
@@ -50,10 +50,14 @@ Given('the server holds these {string} rows, created by client {string}:', async
 });
 
 When('the operator exports a portable seed to {string} with page limit {int}', async function (this: SyncWorld, file: string, limit: number) {
+  const without = await withoutArtifactBuilder(this);
+  if (without !== undefined) return without;
   await buildArtifact(this, file, limit);
 });
 
 Given('the operator has exported a portable seed to {string} with page limit {int}', async function (this: SyncWorld, file: string, limit: number) {
+  const without = await withoutArtifactBuilder(this);
+  if (without !== undefined) return without;
   const result = await buildArtifact(this, file, limit);
   if (!result.ok) throw new Error(`the portable seed export to ${file} was refused by the ${result.check} check: ${result.message}`);
 });

@@ -75,7 +75,7 @@ test('a server that does not answer is an input error before any scenario', asyn
 test('the generic adapter refuses capabilities it cannot provide, and SQL ones without a DSN', async () => {
   const stub = await startStubServer();
   try {
-    await assert.rejects(openSession({ server: file(server({ capabilities: ['capture'] }, stub.url)), client: 'reference', root }), inputError(/cannot provide the "capture" capability/));
+    await assert.rejects(openSession({ server: file(server({ capabilities: ['capture'] }, stub.url)), client: 'reference', root }), inputError(/"capture" capability is declared but no "controlUrl" is configured/));
     await assert.rejects(openSession({ server: file(server({ capabilities: ['provision'] }, stub.url)), client: 'reference', root }), inputError(/needs a PostgreSQL DSN/));
     const session = await openSession({ server: file(server({}, stub.url)), client: 'reference', root });
     assert.deepEqual(session.server.capabilities, []);

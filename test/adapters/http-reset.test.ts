@@ -59,7 +59,7 @@ const inputError = (pattern: RegExp) => (error: unknown) => {
 };
 
 test('SQL capabilities without a reset command are refused before any scenario', async () => {
-  await assert.rejects(openSession({ server: config({}), client: 'reference', root }), inputError(/need "resetCommand"/));
+  await assert.rejects(openSession({ server: config({}), client: 'reference', root }), inputError(/need a per-scenario reset/));
 });
 
 test('a reset command that leaves tables behind is refused, and its probe table is cleaned up', async () => {

@@ -107,7 +107,8 @@ test('clock.advance and clock.set move the server time the protocol reports', as
   await clock.set('2030-01-01T00:00:00Z');
   const now = Date.parse(await clock.now());
   assert.ok(now >= Date.parse('2030-01-01T00:00:00Z') && now < Date.parse('2030-01-01T00:01:00Z'));
-  await assert.rejects(clock.advance(-1), /answered 400/);
+  // The harness checks its own requests against the schemas before sending them.
+  await assert.rejects(clock.advance(-1), /breaks its schema/);
 });
 
 test('clients.expire makes the next push 409 and a reconnect renews the generation; retire is final', async () => {

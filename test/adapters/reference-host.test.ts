@@ -64,7 +64,7 @@ test('a row, a moved clock and log lines of one scenario are not in the next, th
   await first.capture?.injectPoison?.();
   await first.sourceSql?.query("INSERT INTO public.left_behind VALUES ('poisoned')");
   await assert.rejects(first.capture?.awaitMaterialized(10_000) ?? Promise.reject(new Error('no capture control')));
-  assert.match(first.logs?.text() ?? '', /capture quarantined a transaction/, 'the first scenario has log lines of its own');
+  assert.match((await first.logs?.text()) ?? '', /capture quarantined a transaction/, 'the first scenario has log lines of its own');
   await first.close();
 
   const second = await scenario();
@@ -72,7 +72,7 @@ test('a row, a moved clock and log lines of one scenario are not in the next, th
     assert.deepEqual(await second.sourceSql?.query("SELECT to_regclass('public.left_behind') AS found"), [{ found: null }]);
     const now = Date.parse(String(await second.clock?.now()));
     assert.ok(Math.abs(now - Date.now()) < 60_000, `the second scenario's clock is the system clock, not the first one's (${new Date(now).toISOString()})`);
-    assert.doesNotMatch(second.logs?.text() ?? '', /quarantined/, 'the second scenario sees none of the first one\'s log lines');
+    assert.doesNotMatch((await second.logs?.text()) ?? '', /quarantined/, 'the second scenario sees none of the first one\'s log lines');
   } finally {
     await second.close();
   }

@@ -161,7 +161,7 @@ test('until rejects at its deadline', async () => {
 
 test('a request path outside protocol 3 is forwarded and recorded as other', async () => {
   const status = await new Promise<number>((resolve, reject) => {
-    const req = request(`${proxy.url}/__test/clock`, { method: 'POST' }, (res) => {
+    const req = request(`${proxy.url}/__control/clock`, { method: 'POST' }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });

@@ -37,7 +37,7 @@ const tokenFor = (user: string) => server.token(user);
 
 /** Waits until every committed source transaction is visible to pull (the server's test control). */
 async function captureCaughtUp(): Promise<void> {
-  const res = await fetch(`${url}/__test/capture/catch-up`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 20_000 }) });
+  const res = await fetch(`${url}/__control/capture/await`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 20_000 }) });
   if (res.status !== 200) throw new Error(`capture catch-up answered ${res.status}: ${await res.text()}`);
 }
 

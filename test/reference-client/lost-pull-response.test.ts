@@ -35,7 +35,7 @@ after(async () => {
 
 /** Waits until every committed source transaction is visible to pull (the server's test control). */
 async function captureCaughtUp(): Promise<void> {
-  const res = await fetch(`${server.url}/__test/capture/catch-up`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 20_000 }) });
+  const res = await fetch(`${server.url}/__control/capture/await`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout_ms: 20_000 }) });
   if (res.status !== 200) throw new Error(`capture catch-up answered ${res.status}: ${await res.text()}`);
 }
 

@@ -1,5 +1,5 @@
 /**
- * The capture worker's test controls over `/__test/capture/`: stop, kill,
+ * The capture worker's test controls over `/__control/capture/`: stop, kill,
  * start and poison, each seen through the durable capture state.
  */
 import assert from 'node:assert/strict';
@@ -12,10 +12,10 @@ const env = useEnv();
 const withControls = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
 
 const worker = (h: Harness) => h.server.capture as CaptureWorker;
-const catchUp = (h: Harness) => h.control('/__test/capture/catch-up', { timeout_ms: 15_000 });
+const catchUp = (h: Harness) => h.control('/__control/capture/await', { timeout_ms: 15_000 });
 
-async function control(h: Harness, name: 'stop' | 'start' | 'kill' | 'poison'): Promise<unknown> {
-  const res = await h.control(`/__test/capture/${name}`, {});
+async function control(h: Harness, name: 'stop' | 'restart' | 'kill' | 'poison'): Promise<unknown> {
+  const res = await h.control(`/__control/capture/${name}`, {});
   assert.equal(res.status, 200, res.text);
   return res.json;
 }
@@ -71,7 +71,7 @@ test('a stopped worker materializes nothing committed after the stop, refuses ca
     assert.equal(pull.status, 503, pull.text);
     assert.equal(pull.json.error.code, 'capture_pending');
 
-    assert.deepEqual(await control(h, 'start'), { worker: 'running' });
+    assert.deepEqual(await control(h, 'restart'), { worker: 'running' });
     assert.equal((await catchUp(h)).status, 200);
     assert.deepEqual(await effectsOf(h, ['s1', 's2', 's3']), ['s1', 's2', 's3']);
   });
@@ -92,7 +92,7 @@ test('a stop lets the transaction being materialized finish and takes no further
       await blocker.end();
     }
     assert.deepEqual(await effectsOf(h, ['f1', 'f2']), ['f1']);
-    await control(h, 'start');
+    await control(h, 'restart');
     assert.equal((await catchUp(h)).status, 200);
     assert.deepEqual(await effectsOf(h, ['f1', 'f2']), ['f1', 'f2']);
   });
@@ -123,7 +123,7 @@ test('a kill rolls back the open materialization, and a start recovers from dura
     await h.sql.query(`INSERT INTO public.notes (id) VALUES ('k2')`);
     assert.equal((await catchUp(h)).status, 409);
 
-    assert.deepEqual(await control(h, 'start'), { worker: 'running' });
+    assert.deepEqual(await control(h, 'restart'), { worker: 'running' });
     assert.equal((await catchUp(h)).status, 200);
     assert.deepEqual(await effectsOf(h, ['k0', 'k1', 'k2']), ['k0', 'k1', 'k2']);
     const tx = await h.sql.query('SELECT count(*)::int AS n, count(DISTINCT commit_lsn)::int AS d FROM synchro.wal_transactions');
@@ -163,7 +163,7 @@ for (const point of ['after-materialization-commit', 'after-slot-advance', 'afte
     await withControls(async (h) => {
       await h.sql.query(`INSERT INTO public.notes (id) VALUES ('c0')`);
       assert.equal((await catchUp(h)).status, 200);
-      const armed = await h.control('/__test/capture/crash-at', { point });
+      const armed = await h.control('/__control/capture/crash-at', { point });
       assert.deepEqual(armed.json, { crash_armed: point });
       await h.sql.query(`INSERT INTO public.notes (id) VALUES ('c1')`);
       // The crash shows as the worker's sessions gone and catch-up refused.
@@ -175,7 +175,7 @@ for (const point of ['after-materialization-commit', 'after-slot-advance', 'afte
       // The materialization committed before every crash point.
       assert.equal(durable.rows[0].n, 1);
       await h.sql.query(`INSERT INTO public.notes (id) VALUES ('c2')`);
-      assert.deepEqual(await control(h, 'start'), { worker: 'running' });
+      assert.deepEqual(await control(h, 'restart'), { worker: 'running' });
       assert.equal((await catchUp(h)).status, 200);
       assert.deepEqual(await effectsOf(h, ['c0', 'c1', 'c2']), ['c0', 'c1', 'c2']);
       const tx = await h.sql.query('SELECT count(*)::int AS n, count(DISTINCT commit_lsn)::int AS d FROM synchro.wal_transactions');
@@ -186,20 +186,20 @@ for (const point of ['after-materialization-commit', 'after-slot-advance', 'afte
 
 test('a crash point must be one of the known points', async () => {
   await withControls(async (h) => {
-    assert.equal((await h.control('/__test/capture/crash-at', { point: 'before-commit' })).status, 400);
-    assert.equal((await h.control('/__test/capture/crash-at', {})).status, 400);
+    assert.equal((await h.control('/__control/capture/crash-at', { point: 'before-commit' })).status, 400);
+    assert.equal((await h.control('/__control/capture/crash-at', {})).status, 400);
   });
 });
 
 test('the worker controls need a capture worker and an empty body', async () => {
   const h = await freshServer(env(), OWNED_NOTES_SQL, { start: { testControls: true } });
   try {
-    assert.equal((await h.control('/__test/capture/stop', {})).status, 409);
+    assert.equal((await h.control('/__control/capture/stop', {})).status, 409);
   } finally {
     await h.close();
   }
   await withControls(async (h2) => {
-    assert.equal((await h2.control('/__test/capture/stop', { now: true })).status, 400);
+    assert.equal((await h2.control('/__control/capture/stop', { now: true })).status, 400);
   });
 });
 
@@ -211,7 +211,7 @@ test('a transaction committed before a column change is read against the registr
     await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('r1', 'before the change')`);
     await h.sql.query(`BEGIN; ALTER TABLE public.notes ADD COLUMN note text; SELECT synchro.synchro_reconfigure_table('public.notes'); COMMIT;`);
     await h.sql.query(`INSERT INTO public.notes (id, body, note) VALUES ('r2', 'after the change', 'new')`);
-    await control(h, 'start');
+    await control(h, 'restart');
     const caught = await catchUp(h);
     assert.equal(caught.status, 200, caught.text);
     assert.equal((await h.sql.query("SELECT count(*)::int AS n FROM synchro.wal_poison WHERE lifecycle = 'active'")).rows[0].n, 0, 'nothing was quarantined');
@@ -223,23 +223,25 @@ test('a transaction committed before a column change is read against the registr
   });
 });
 
-test('a hold keeps the materialization written but uncommitted; start commits it, a kill rolls it back and a restart materializes it once', async () => {
+test('a hold keeps the materialization written but uncommitted; restart commits it, a kill rolls it back and a restart materializes it once', async () => {
   await withControls(async (h) => {
-    assert.deepEqual((await h.control('/__test/capture/hold', {})).json, { worker: 'hold_armed' });
+    assert.deepEqual((await h.control('/__control/capture/hold', {})).json, { worker: 'hold_armed' });
     await h.sql.query(`INSERT INTO public.notes (id) VALUES ('h1')`);
-    assert.equal((await h.control('/__test/capture/held', { timeout_ms: 15_000 })).status, 200);
+    assert.equal((await h.control('/__control/capture/held', { timeout_ms: 15_000 })).status, 200);
     // Held: nothing of the transaction is visible, and waiting for capture is refused at once.
     assert.deepEqual(await effectsOf(h, ['h1']), []);
-    assert.equal((await catchUp(h)).status, 409);
-    await control(h, 'start');
+    const refused = await catchUp(h);
+    assert.equal(refused.status, 409);
+    assert.equal(refused.json.error.code, 'capture_stopped');
+    await control(h, 'restart');
     assert.equal((await catchUp(h)).status, 200);
     assert.deepEqual(await effectsOf(h, ['h1']), ['h1']);
     // The same again, ended by a kill this time.
-    await h.control('/__test/capture/hold', {});
+    await h.control('/__control/capture/hold', {});
     await h.sql.query(`INSERT INTO public.notes (id) VALUES ('h2')`);
     await control(h, 'kill');
     assert.deepEqual(await effectsOf(h, ['h2']), []);
-    await control(h, 'start');
+    await control(h, 'restart');
     assert.equal((await catchUp(h)).status, 200);
     assert.deepEqual(await effectsOf(h, ['h1', 'h2']), ['h1', 'h2']);
     const { rows } = await h.sql.query("SELECT count(*)::int AS n FROM synchro.wal_poison");
@@ -263,6 +265,8 @@ test('every materialized row event has one durable event record, named by its ef
 
 test('waiting for a hold that is not armed is refused', async () => {
   await withControls(async (h) => {
-    assert.equal((await h.control('/__test/capture/held', { timeout_ms: 1_000 })).status, 409);
+    const refused = await h.control('/__control/capture/held', { timeout_ms: 1_000 });
+    assert.equal(refused.status, 409);
+    assert.deepEqual(refused.json, { error: { code: 'not_offered', message: 'no hold of the capture worker is armed', control: 'capture.held' } });
   });
 });

@@ -21,11 +21,11 @@ test('counters stop at the top of the portable range: no generation or scope set
     assert.equal(stored.rows[0].n, 0);
 
     // An expired client at the top generation cannot be renewed (the control puts it there).
-    const set = await h.control('/__test/clients/counters', { user_id: 'u1', client_id: 'c1', set: { client_generation: TOP } });
+    const set = await h.control('/__control/clients/counters', { user_id: 'u1', client_id: 'c1', set: { client_generation: TOP } });
     assert.deepEqual(set.json, { client_generation: TOP, scope_set_version: 1 });
-    assert.equal((await h.control('/__test/clients/counters', { user_id: 'u1', client_id: 'c1', set: { client_generation: 0 } })).status, 400);
-    assert.equal((await h.control('/__test/clients/counters', { user_id: 'u1', client_id: 'nobody' })).status, 404);
-    await h.control('/__test/clients/expire', { user_id: 'u1', client_id: 'c1' });
+    assert.equal((await h.control('/__control/clients/counters', { user_id: 'u1', client_id: 'c1', set: { client_generation: 0 } })).status, 400);
+    assert.equal((await h.control('/__control/clients/counters', { user_id: 'u1', client_id: 'nobody' })).status, 404);
+    await h.control('/__control/clients/expire', { user_id: 'u1', client_id: 'c1' });
     const renewed = await h.post('/sync/connect', { ...base, client_id: 'c1', client_generation: TOP, schema: s.schema, scope_set_version: 1, known_scopes: known }, { user: 'u1' });
     assert.equal(renewed.status, 500, renewed.text);
     const generation = await h.sql.query("SELECT client_generation::text AS g, expired FROM synchro.clients WHERE client_id = 'c1'");
@@ -33,7 +33,7 @@ test('counters stop at the top of the portable range: no generation or scope set
 
     // A changed scope set at the top version cannot take a version step.
     await h.sql.query("UPDATE synchro.clients SET expired = false WHERE client_id = 'c1'");
-    await h.control('/__test/clients/counters', { user_id: 'u1', client_id: 'c1', set: { client_generation: 1, scope_set_version: TOP } });
+    await h.control('/__control/clients/counters', { user_id: 'u1', client_id: 'c1', set: { client_generation: 1, scope_set_version: TOP } });
     await h.sql.query("SELECT synchro.synchro_grant_user_scope('u1', 'project:1')");
     const stepped = await h.post('/sync/connect', { ...base, client_id: 'c1', client_generation: 1, schema: s.schema, scope_set_version: TOP, known_scopes: known }, { user: 'u1' });
     assert.equal(stepped.status, 500, stepped.text);

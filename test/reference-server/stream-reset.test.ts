@@ -1,5 +1,5 @@
 /**
- * Operator stream reset (`POST /__test/capture/reset`): a quarantine no retry
+ * Operator stream reset (`POST /__control/capture/reset-stream`): a quarantine no retry
  * clears is left behind by a new stream generation on a new permanent slot,
  * whose baseline is the source state at the candidate slot's consistent point
  * and reaches clients only through rebuild.
@@ -13,11 +13,11 @@ const env = useEnv();
 const withServer = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
 
 async function control(h: Harness, name: string, body: unknown = {}): Promise<Record<string, unknown>> {
-  const res = await h.control(`/__test/capture/${name}`, body);
+  const res = await h.control(`/__control/capture/${name}`, body);
   assert.equal(res.status, 200, res.text);
   return res.json;
 }
-const catchUp = (h: Harness) => control(h, 'catch-up', { timeout_ms: 15_000 });
+const catchUp = (h: Harness) => control(h, 'await', { timeout_ms: 15_000 });
 
 const progress = async (h: Harness) =>
   (await h.sql.query('SELECT stream_generation AS g, slot_name AS s, generation_start_lsn::text AS start FROM synchro.wal_progress')).rows[0] as { g: string; s: string; start: string };
@@ -38,11 +38,11 @@ test('a reset leaves a quarantine behind: new generation and slot, old cursors s
     await h.sql.query(`UPDATE public.notes SET body = 'changed' WHERE id = 'a'`);
     await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('c', 'three')`);
     await h.sql.query(`UPDATE public.notes SET deleted_at = now() WHERE id = 'b'`);
-    assert.equal((await h.control('/__test/capture/catch-up', { timeout_ms: 15_000 })).status, 409);
+    assert.equal((await h.control('/__control/capture/await', { timeout_ms: 15_000 })).status, 409);
     const notReady = await h.get('/ready');
     assert.equal(notReady.status, 503, notReady.text);
 
-    const reset = await control(h, 'reset');
+    const reset = await control(h, 'reset-stream');
     const now = await progress(h);
     assert.notEqual(now.g, old.g, 'a new stream generation');
     assert.notEqual(now.s, old.s, 'a new slot');
@@ -88,7 +88,7 @@ test('a reset that fails activates nothing: the old generation, slot and quarant
     // A membership function that fails on the baseline makes staging fail inside the reset transaction.
     await h.sql.query(`CREATE OR REPLACE FUNCTION public.note_scopes(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
       SELECT ('membership unavailable for ' || p_id)::integer::text FROM synchro_projection.notes WHERE id = p_id; END`);
-    const res = await h.control('/__test/capture/reset', {});
+    const res = await h.control('/__control/capture/reset-stream', {});
     assert.equal(res.status, 500, res.text);
     assert.deepEqual(await progress(h), old);
     const slots = (await h.sql.query("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE 'synchro_%'")).rows.map((r) => r.slot_name);
@@ -110,7 +110,7 @@ test('a reset interrupted before activation fails the stream_reset readiness che
     assert.deepEqual(detail.checks.stream_reset, { state: 'failed', reason: 'stream_reset_incomplete' });
 
     await control(h, 'kill');
-    await control(h, 'start');
+    await control(h, 'restart');
     const resets = (await h.sql.query('SELECT lifecycle FROM synchro.stream_resets')).rows.map((r) => r.lifecycle);
     assert.deepEqual(resets, ['aborted']);
     const slots = (await h.sql.query("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE 'synchro_%'")).rows.map((r) => r.slot_name);

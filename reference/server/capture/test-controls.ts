@@ -1,7 +1,7 @@
 /**
  * The capture worker's test-only failure injection, armed through
- * `/__test/capture/poison` and `/__test/capture/crash-at` (served by
- * controls/routes.ts with `--test-controls` only). The worker consults it at
+ * the controls `capture.poison`, `capture.crash-at` and `capture.hold` (served
+ * by controls/routes.ts with `--test-controls` only). The worker consults it at
  * two kinds of places: before materializing a transaction with row events
  * (poison: that transaction fails like any failed materialization and is
  * quarantined), and at each crash point after the materialization commit
@@ -10,7 +10,7 @@
  * open, until resumed or killed). Each armed failure or hold fires once.
  * Nothing is armed unless a test control arms it.
  */
-import { CaptureStopped, type CrashPoint } from '../core/capture-control.ts';
+import { CaptureStopped, type CrashPoint, HoldNotArmed } from '../core/capture-control.ts';
 import { CaptureFailure, type RowEvent } from './transaction.ts';
 
 /** A worker waiting before its materialization commit: `release` lets it commit, `abort` makes it give up. */
@@ -57,7 +57,7 @@ export class CaptureTestControls {
   /** Resolves once the worker waits at the hold; rejects when it does not get there by the deadline. */
   async reachedHold(timeoutMs: number): Promise<void> {
     if (this.#held !== undefined) return;
-    if (!this.#holdArmed) throw new Error('no hold of the capture worker is armed');
+    if (!this.#holdArmed) throw new HoldNotArmed('no hold of the capture worker is armed');
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the capture worker did not reach its hold in ${timeoutMs} ms`)), timeoutMs);
       this.#holdWaiters.push(() => {

@@ -1,31 +1,71 @@
 /**
- * The `/__test/` endpoints. They exist only when the server was started with
- * `--test-controls`, answer only loopback peers (anyone else gets the same 404
- * as an unknown path), and change server state a scenario cannot reach through
- * the protocol: the clock, client expiry, client retirement, and the
- * capture worker (wait for it, stop it, kill it, start it again, poison its
- * next transaction, reset its stream).
+ * The reference server's side of the Synchro control protocol
+ * (docs/control-protocol.md, schemas/adapter/control/). Everything is under
+ * `/__control/`: a capabilities document at `GET /__control/capabilities`
+ * and one POST (or GET) per control. The controls exist only when the server
+ * was started with `--test-controls`, answer only loopback peers (anyone
+ * else gets the same 404 as an unknown path), and change or read server state
+ * a scenario cannot reach through the sync protocol: the capture worker, the
+ * clock, client expiry and retirement, compaction, the server's log output,
+ * readiness detail, seed export, the push entry point inside a caller's
+ * transaction and a whole per-scenario reset.
+ *
+ * Failures answer the control protocol's own envelope
+ * `{"error": {"code", "message", "control"}}`, never the sync protocol's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool, PoolClient } from 'pg';
 import { checkContentType, parseBody, readBody } from '../core/body.ts';
-import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS } from '../core/capture-control.ts';
+import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS, HoldNotArmed } from '../core/capture-control.ts';
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
-import { invalidRequest, SyncError } from '../core/errors.ts';
+import { SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
+import { SeedRequestError } from '../seed/errors.ts';
+import { exportSeed } from '../seed/export.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
+import type { LogBuffer } from './log-buffer.ts';
 
-export const CONTROL_PREFIX = '/__test/';
+export const CONTROL_PREFIX = '/__control/';
+export const CONTROL_PROTOCOL = 'synchro-control';
+export const CONTROL_PROTOCOL_VERSION = 1;
 
-export interface ControlOptions {
+/** The server state the controls act on; read on every call, since a reset replaces it. */
+export interface ControlTarget {
   pool: Pool;
-  staleClientIntervalMs: number;
-  /** The push entry point for a caller holding an open transaction on `db` (given by the entry point that wires the server). */
-  callerPush?: CallerPush;
-  /** The capture worker, when this process runs one: a scenario waits on it instead of sleeping. */
+  /** The capture worker, when this server runs one. */
   capture?: CaptureHandle;
 }
+
+/**
+ * The push entry point for a caller holding an open transaction on `db`
+ * (given by the entry point that wires the server); answers the push's body.
+ */
+export type CallerPush = (db: PoolClient, userId: string, request: unknown) => Promise<{ body: string }>;
+
+export interface ControlOptions {
+  target(): ControlTarget;
+  staleClientIntervalMs: number;
+  /** Offered as `push.in-transaction` when present. */
+  callerPush?: CallerPush;
+  /** The server's own log lines, for `logs.mark` and `logs.since`. */
+  logs: LogBuffer;
+  /** Returns the server to its freshly installed state; absent, `reset` is not offered. */
+  reset?: () => Promise<void>;
+}
+
+/** A control that answers with an error of the control protocol. */
+export class ControlError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(code: string, status: number, message: string) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+const invalid = (message: string) => new ControlError('invalid_request', 400, message);
 
 const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
@@ -37,13 +77,16 @@ function utcInstant(text: unknown): Date | undefined {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19) === text.slice(0, 19) ? date : undefined;
 }
 
+/** A production environment never serves the control protocol, whatever the flags say. */
+export function isProductionEnvironment(env: NodeJS.ProcessEnv): boolean {
+  return env.NODE_ENV === 'production' || env.SYNCHRO_ENV === 'production';
+}
+
 export function isLoopback(address: string | undefined): boolean {
   if (address === undefined) return false;
   const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
   return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
-
-const notFound = () => new SyncError('invalid_request', 'no such endpoint', {}, 404);
 
 function sendJson(res: ServerResponse, value: unknown, status = 200, extra: Record<string, string> = {}): void {
   const bytes = Buffer.from(JSON.stringify(value), 'utf8');
@@ -52,31 +95,50 @@ function sendJson(res: ServerResponse, value: unknown, status = 200, extra: Reco
 }
 
 async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
-  checkContentType(req);
-  return parseBody(await readBody(req)) as Record<string, unknown>;
+  try {
+    checkContentType(req);
+    const value = parseBody(await readBody(req));
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('the request body must be a JSON object');
+    return value as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof SyncError) throw invalid(e.message);
+    throw e;
+  }
 }
 
-function exactMembers(value: Record<string, unknown>, names: readonly string[]): void {
+/** Checks that `value` has no members beyond `allowed` and all of `required`. */
+function members(value: Record<string, unknown>, required: readonly string[], optional: readonly string[] = []): void {
   const keys = Object.keys(value);
-  if (keys.length !== names.length || !names.every((n) => keys.includes(n))) throw invalidRequest(`members must be exactly: ${names.join(', ') || '(none)'}`);
+  const extra = keys.filter((k) => !required.includes(k) && !optional.includes(k));
+  const missing = required.filter((k) => !keys.includes(k));
+  if (extra.length > 0 || missing.length > 0) {
+    const allowed = [...required, ...optional.map((o) => `${o} (optional)`)];
+    throw invalid(`members must be: ${allowed.join(', ') || '(none)'}${extra.length > 0 ? `; unexpected ${extra.join(', ')}` : ''}${missing.length > 0 ? `; missing ${missing.join(', ')}` : ''}`);
+  }
+}
+
+function clientIdentity(value: Record<string, unknown>, optional: readonly string[] = []): { userId: string; clientId: string } {
+  members(value, ['user_id', 'client_id'], optional);
+  const { user_id: userId, client_id: clientId } = value;
+  if (typeof userId !== 'string' || userId === '' || typeof clientId !== 'string' || clientId === '') throw invalid('user_id and client_id must be non-empty strings');
+  return { userId, clientId };
 }
 
 /** The body `{ "timeout_ms": <positive integer> }` of a control that waits. */
 async function timeoutOf(req: IncomingMessage): Promise<number> {
   const value = await body(req);
-  exactMembers(value, ['timeout_ms']);
+  members(value, ['timeout_ms']);
   const ms = value.timeout_ms;
-  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalidRequest('timeout_ms must be a positive integer');
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) throw invalid('timeout_ms must be a positive integer');
   return ms;
 }
 
 /**
  * An application's transaction around the push entry point: BEGIN, the
  * caller's own statements, then the push; COMMIT when the push returns,
- * ROLLBACK when anything fails. The answer names the SQLSTATE of a failure.
+ * ROLLBACK when anything fails. The answer names the SQLSTATE of a SQL
+ * failure, or carries the sync protocol's error body of a refusal.
  */
-export type CallerPush = (db: PoolClient, userId: string, request: unknown) => Promise<{ body: string }>;
-
 async function pushInCallerSession(pool: Pool, callerPush: CallerPush, statements: string, userId: string, request: unknown): Promise<Record<string, unknown>> {
   const db = await pool.connect();
   try {
@@ -98,163 +160,290 @@ async function pushInCallerSession(pool: Pool, callerPush: CallerPush, statement
   }
 }
 
-function clientIdentity(value: Record<string, unknown>): { userId: string; clientId: string } {
-  exactMembers(value, ['user_id', 'client_id']);
-  const { user_id: userId, client_id: clientId } = value;
-  if (typeof userId !== 'string' || userId === '' || typeof clientId !== 'string' || clientId === '') throw invalidRequest('user_id and client_id must be non-empty strings');
-  return { userId, clientId };
-}
+const unknownClient = () => new ControlError('not_found', 404, 'the server has no record of that client');
 
 const clockState = () => ({ now: serverClock.now().toISOString(), offset_ms: serverClock.offsetMs() });
 
-type Control = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+type Run = (req: IncomingMessage) => Promise<unknown>;
+interface Control {
+  method: 'GET' | 'POST';
+  path: string;
+  run: Run;
+}
 
-export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
-  const { pool, staleClientIntervalMs, capture, callerPush } = options;
+/** Compacts every scope with retained effects; the deleted effects per scope. */
+async function compactScopes(pool: Pool): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ scope_id: string; deleted: string }>(
+    'SELECT scope_id, synchro.synchro_compact_scope(scope_id)::text AS deleted FROM (SELECT DISTINCT scope_id FROM synchro.scope_effects) s ORDER BY scope_id',
+  );
+  return Object.fromEntries(rows.map((row) => [row.scope_id, Number(row.deleted)]));
+}
+
+async function sqlValue(pool: Pool, sql: string): Promise<unknown> {
+  const { rows } = await pool.query<{ r: unknown }>(sql);
+  return rows[0]?.r;
+}
+
+/** The control table: each control's name (as the capabilities document lists it), method, path and behaviour. */
+function controlTable(options: ControlOptions): Record<string, Control> {
+  const { target, staleClientIntervalMs, logs } = options;
+  const pool = () => target().pool;
   const worker = (): CaptureHandle => {
-    if (capture === undefined) throw new SyncError('invalid_request', 'this server runs no capture worker', {}, 409);
+    const capture = target().capture;
+    if (capture === undefined) throw new ControlError('not_offered', 409, 'this server runs no capture worker');
     return capture;
   };
   /** A worker control takes an empty body and answers once the worker is in the new state. */
-  const workerControl = (act: (w: CaptureHandle) => Promise<void>, state: string): { method: 'POST'; run: Control } => ({
+  const workerControl = (path: string, act: (w: CaptureHandle) => Promise<void>, state: string): Control => ({
     method: 'POST',
-    run: async (req, res) => {
-      exactMembers(await body(req), []);
+    path,
+    run: async (req) => {
+      members(await body(req), []);
       await act(worker());
-      sendJson(res, { worker: state });
+      return { worker: state };
     },
   });
-  const routes: Record<string, { method: 'GET' | 'POST'; run: Control }> = {
-    '/__test/clock': { method: 'GET', run: async (_req, res) => sendJson(res, clockState()) },
-    '/__test/clock/advance': {
+  const table: Record<string, Control> = {
+    'capture.await': {
       method: 'POST',
-      run: async (req, res) => {
-        const value = await body(req);
-        exactMembers(value, ['milliseconds']);
-        const ms = value.milliseconds;
-        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) throw invalidRequest('milliseconds must be a non-negative integer');
-        advanceClock(ms);
-        sendJson(res, clockState());
-      },
-    },
-    '/__test/clock/set': {
-      method: 'POST',
-      run: async (req, res) => {
-        const value = await body(req);
-        exactMembers(value, ['now']);
-        const now = utcInstant(value.now);
-        if (now === undefined) throw invalidRequest('now must be a UTC instant YYYY-MM-DDTHH:MM:SS[.fraction]Z');
-        setClock(now);
-        sendJson(res, clockState());
-      },
-    },
-    '/__test/clients/expire': {
-      method: 'POST',
-      run: async (req, res) => {
-        const { userId, clientId } = clientIdentity(await body(req));
-        const done = await expireClient(pool, userId, clientId);
-        if (done === undefined) throw new SyncError('invalid_request', 'the server has no record of that client', {}, 404);
-        sendJson(res, { expired: true, client_generation: done.client_generation });
-      },
-    },
-    '/__test/clients/counters': {
-      method: 'POST',
-      run: async (req, res) => {
-        const { set, ...identity } = await body(req);
-        const { userId, clientId } = clientIdentity(identity);
-        sendJson(res, await clientCounters(pool, userId, clientId, set));
-      },
-    },
-    '/__test/clients/expire-stale': {
-      method: 'POST',
-      run: async (req, res) => {
-        exactMembers(await body(req), []);
-        const now = serverClock.now();
-        const expired = await expireStaleClients(pool, now, staleClientIntervalMs);
-        sendJson(res, { now: now.toISOString(), stale_client_interval_ms: staleClientIntervalMs, expired });
-      },
-    },
-    '/__test/capture/catch-up': {
-      method: 'POST',
-      run: async (req, res) => {
+      path: 'capture/await',
+      run: async (req) => {
         const ms = await timeoutOf(req);
         // Everything committed before this request is materialized and acknowledged when it answers.
-        // A stopped or quarantine-blocked worker is refused at once (409) rather than waited on until the deadline.
+        // A stopped or quarantine-blocked worker is refused at once rather than waited on until the deadline.
         try {
           await worker().catchUp(ms);
         } catch (e) {
-          if (e instanceof CaptureStopped || e instanceof CapturePoisoned) throw new SyncError('invalid_request', e.message, {}, 409);
-          throw e;
+          if (e instanceof CaptureStopped) throw new ControlError('capture_stopped', 409, e.message);
+          if (e instanceof CapturePoisoned) throw new ControlError('capture_blocked', 409, e.message);
+          if (e instanceof ControlError) throw e;
+          throw new ControlError('deadline_exceeded', 504, (e as Error).message);
         }
-        sendJson(res, { caught_up: true });
+        return { materialized: true };
       },
     },
-    '/__test/capture/stop': workerControl((w) => w.pause(), 'stopped'),
-    '/__test/capture/kill': workerControl((w) => w.kill(), 'killed'),
-    '/__test/capture/start': workerControl((w) => w.resume(), 'running'),
-    '/__test/capture/poison': workerControl(async (w) => w.armPoison(), 'poison_armed'),
-    '/__test/capture/hold': workerControl(async (w) => w.armHold(), 'hold_armed'),
-    '/__test/capture/held': {
+    'capture.stop': workerControl('capture/stop', (w) => w.pause(), 'stopped'),
+    'capture.kill': workerControl('capture/kill', (w) => w.kill(), 'killed'),
+    'capture.restart': workerControl('capture/restart', (w) => w.resume(), 'running'),
+    'capture.poison': workerControl('capture/poison', async (w) => w.armPoison(), 'poison_armed'),
+    'capture.hold': workerControl('capture/hold', async (w) => w.armHold(), 'hold_armed'),
+    'capture.held': {
       method: 'POST',
-      run: async (req, res) => {
+      path: 'capture/held',
+      run: async (req) => {
         const ms = await timeoutOf(req);
         // Answers once the worker waits at the armed hold, its materialization transaction open.
+        const capture = worker();
         try {
-          await worker().awaitHold(ms);
+          await capture.awaitHold(ms);
         } catch (e) {
-          throw new SyncError('invalid_request', (e as Error).message, {}, 409);
+          if (e instanceof HoldNotArmed) throw new ControlError('not_offered', 409, e.message);
+          throw new ControlError('deadline_exceeded', 504, (e as Error).message);
         }
-        sendJson(res, { held: true });
+        return { held: true };
       },
     },
-    '/__test/capture/crash-at': {
+    'capture.crash-at': {
       method: 'POST',
-      run: async (req, res) => {
+      path: 'capture/crash-at',
+      run: async (req) => {
         const value = await body(req);
-        exactMembers(value, ['point']);
+        members(value, ['point']);
         const point = CRASH_POINTS.find((p) => p === value.point);
-        if (point === undefined) throw invalidRequest(`point must be one of ${CRASH_POINTS.join(', ')}`);
+        if (point === undefined) throw invalid(`point must be one of ${CRASH_POINTS.join(', ')}`);
         worker().armCrash(point);
-        sendJson(res, { crash_armed: point });
+        return { crash_armed: point };
       },
     },
-    '/__test/capture/reset': {
+    'capture.reset-stream': {
       method: 'POST',
-      run: async (req, res) => {
-        exactMembers(await body(req), []);
+      path: 'capture/reset-stream',
+      run: async (req) => {
+        members(await body(req), []);
         // The operator's stream reset: answers once the new generation is active and the worker runs on its slot.
         const r = await worker().resetStream();
-        sendJson(res, { reset_id: r.resetId, stream_generation: r.streamGeneration, slot: r.slot, generation_start_lsn: r.consistentPoint });
+        return { reset_id: r.resetId, stream_generation: r.streamGeneration, slot: r.slot, generation_start_lsn: r.consistentPoint };
       },
     },
-    '/__test/push/in-transaction': {
+    'clock.now': { method: 'GET', path: 'clock', run: async () => clockState() },
+    'clock.advance': {
       method: 'POST',
-      run: async (req, res) => {
+      path: 'clock/advance',
+      run: async (req) => {
         const value = await body(req);
-        exactMembers(value, ['statements', 'user_id', 'request']);
-        const { statements, user_id: userId, request } = value;
-        if (typeof statements !== 'string' || typeof userId !== 'string' || userId === '') throw invalidRequest('statements and user_id must be strings');
-        if (callerPush === undefined) throw new SyncError('invalid_request', 'this server has no push entry point for callers', {}, 409);
-        sendJson(res, await pushInCallerSession(pool, callerPush, statements, userId, request));
+        members(value, ['milliseconds']);
+        const ms = value.milliseconds;
+        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) throw invalid('milliseconds must be a non-negative integer');
+        advanceClock(ms);
+        return clockState();
       },
     },
-    '/__test/clients/retire': {
+    'clock.set': {
       method: 'POST',
-      run: async (req, res) => {
+      path: 'clock/set',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, ['now']);
+        const now = utcInstant(value.now);
+        if (now === undefined) throw invalid('now must be a UTC instant YYYY-MM-DDTHH:MM:SS[.fraction]Z');
+        setClock(now);
+        return clockState();
+      },
+    },
+    'clients.expire': {
+      method: 'POST',
+      path: 'clients/expire',
+      run: async (req) => {
+        const { userId, clientId } = clientIdentity(await body(req));
+        const done = await expireClient(pool(), userId, clientId);
+        if (done === undefined) throw unknownClient();
+        return { expired: true, client_generation: done.client_generation };
+      },
+    },
+    'clients.retire': {
+      method: 'POST',
+      path: 'clients/retire',
+      run: async (req) => {
         const { userId, clientId } = clientIdentity(await body(req));
         // The operator's SQL entry point, so retirement has one implementation.
-        const { rows } = await pool.query<{ id: string }>(fault('retire-without-marker') ? 'WITH m AS (DELETE FROM synchro.push_mutations WHERE user_id = $1 AND client_id = $2) DELETE FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 RETURNING NULL::text AS id' : 'SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]); // fault: server:retire-without-marker
-        sendJson(res, { retirement_id: rows[0]?.id });
+        const { rows } = await pool().query<{ id: string }>(fault('retire-without-marker') ? 'WITH m AS (DELETE FROM synchro.push_mutations WHERE user_id = $1 AND client_id = $2) DELETE FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 RETURNING NULL::text AS id' : 'SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]); // fault: server:retire-without-marker
+        return { retirement_id: rows[0]?.id };
+      },
+    },
+    'clients.run-expiry': {
+      method: 'POST',
+      path: 'clients/run-expiry',
+      run: async (req) => {
+        members(await body(req), []);
+        const now = serverClock.now();
+        const expired = await expireStaleClients(pool(), now, staleClientIntervalMs);
+        return { now: now.toISOString(), stale_client_interval_ms: staleClientIntervalMs, expired };
+      },
+    },
+    'clients.counters': {
+      method: 'POST',
+      path: 'clients/counters',
+      run: async (req) => {
+        const value = await body(req);
+        const { userId, clientId } = clientIdentity(value, ['set']);
+        try {
+          return await clientCounters(pool(), userId, clientId, value.set);
+        } catch (e) {
+          if (e instanceof SyncError) throw e.status === 404 ? unknownClient() : invalid(e.message);
+          throw e;
+        }
+      },
+    },
+    'compaction.run': {
+      method: 'POST',
+      path: 'compaction/run',
+      run: async (req) => {
+        members(await body(req), []);
+        // Expiry runs first, as a retention job does: expired clients no longer hold a scope's floor back.
+        const expired = await expireStaleClients(pool(), serverClock.now(), staleClientIntervalMs);
+        return { expired, deleted: await compactScopes(pool()) };
+      },
+    },
+    'logs.mark': {
+      method: 'POST',
+      path: 'logs/mark',
+      run: async (req) => {
+        members(await body(req), []);
+        return { mark: logs.mark() };
+      },
+    },
+    'logs.since': {
+      method: 'POST',
+      path: 'logs/since',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, ['mark']);
+        const mark = value.mark;
+        if (typeof mark !== 'number' || !Number.isSafeInteger(mark) || mark < 0) throw invalid('mark must be a non-negative integer returned by logs.mark');
+        return logs.since(mark);
+      },
+    },
+    'inspect.readiness': { method: 'GET', path: 'inspect/readiness', run: async () => ({ readiness: await sqlValue(pool(), 'SELECT synchro.synchro_readiness() AS r') }) },
+    'inspect.health-detail': { method: 'GET', path: 'inspect/health-detail', run: async () => ({ health_detail: await sqlValue(pool(), 'SELECT synchro.synchro_health_detail() AS r') }) },
+    'seed.export': {
+      method: 'POST',
+      path: 'seed/export',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, [], ['page_limit', 'scopes']);
+        const { page_limit: pageLimit, scopes } = value;
+        if (pageLimit !== undefined && (typeof pageLimit !== 'number' || !Number.isSafeInteger(pageLimit) || pageLimit <= 0)) throw invalid('page_limit must be a positive integer');
+        if (scopes !== undefined && (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string'))) throw invalid('scopes must be an array of scope ids');
+        // One connection and one transaction for the whole export, as the seed sheet asks.
+        const db = await pool().connect();
+        try {
+          const result = await exportSeed(db, { ...(pageLimit === undefined ? {} : { pageLimit: pageLimit as number }), ...(scopes === undefined ? {} : { scopes: scopes as string[] }) });
+          return { manifest: result.manifest, pages: result.pages };
+        } catch (e) {
+          await db.query('ROLLBACK').catch(() => undefined);
+          if (e instanceof SeedRequestError) throw new ControlError('refused', 422, `${e.code}: ${e.message}`);
+          throw e;
+        } finally {
+          db.release();
+        }
       },
     },
   };
+  if (options.callerPush !== undefined) {
+    const callerPush = options.callerPush;
+    table['push.in-transaction'] = {
+      method: 'POST',
+      path: 'push/in-transaction',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, ['statements', 'user_id', 'request']);
+        const { statements, user_id: userId, request } = value;
+        if (typeof statements !== 'string' || typeof userId !== 'string' || userId === '') throw invalid('statements must be a string and user_id a non-empty string');
+        return pushInCallerSession(pool(), callerPush, statements, userId, request);
+      },
+    };
+  }
+  if (options.reset !== undefined) {
+    const reset = options.reset;
+    table.reset = {
+      method: 'POST',
+      path: 'reset',
+      run: async (req) => {
+        members(await body(req), []);
+        await reset();
+        return { reset: true, log_mark: logs.mark() };
+      },
+    };
+  }
+  return table;
+}
+
+export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
+  const table = controlTable(options);
+  const byPath = new Map(Object.entries(table).map(([name, control]) => [`${CONTROL_PREFIX}${control.path}`, { name, ...control }]));
+  const capabilities = {
+    protocol: CONTROL_PROTOCOL,
+    version: CONTROL_PROTOCOL_VERSION,
+    implementation: 'synchro-reference',
+    controls: Object.fromEntries(Object.entries(table).map(([name, control]) => [name, { method: control.method, path: control.path }])),
+  };
   return async (req, res, path) => {
-    const route = routes[path];
-    if (route === undefined || !isLoopback(req.socket.remoteAddress)) throw notFound();
-    if (req.method !== route.method) {
-      sendJson(res, new SyncError('invalid_request', 'method not allowed', {}, 405).body(), 405, { Allow: route.method });
-      return;
+    // Not loopback: indistinguishable from a server without controls.
+    if (!isLoopback(req.socket.remoteAddress)) throw new SyncError('invalid_request', 'no such endpoint', {}, 404);
+    const fail = (e: ControlError, control: string | null, extra: Record<string, string> = {}) => sendJson(res, { error: { code: e.code, message: e.message, control } }, e.status, extra);
+    if (path === `${CONTROL_PREFIX}capabilities`) {
+      if (req.method !== 'GET') return fail(new ControlError('method_not_allowed', 405, 'GET only'), null, { Allow: 'GET' });
+      return sendJson(res, capabilities);
     }
-    await route.run(req, res);
+    const control = byPath.get(path);
+    if (control === undefined) return fail(new ControlError('unknown_control', 404, `no control at ${path}; GET ${CONTROL_PREFIX}capabilities lists them`), null);
+    if (req.method !== control.method) return fail(new ControlError('method_not_allowed', 405, `${control.method} only`), control.name, { Allow: control.method });
+    try {
+      sendJson(res, await control.run(req));
+    } catch (e) {
+      if (e instanceof ControlError) return fail(e, control.name);
+      options.logs.write(`control ${control.name} failed: ${(e as { code?: string }).code ?? (e as Error).name}: ${(e as Error).message}`);
+      return fail(new ControlError('failed', 500, (e as Error).message), control.name);
+    }
   };
 }

@@ -3,7 +3,7 @@
  * router and the test controls drive it without importing capture/: waiting
  * until everything committed is materialized (the router's grace before a
  * `capture_pending` answer, the catch-up control), and the worker controls
- * of `/__test/capture/` (stop, kill, start, poison, crash-at, hold, stream reset).
+ * of the control protocol (controls/routes.ts: stop, kill, restart, poison, crash-at, hold, held, stream reset).
  * capture/worker.ts implements it; app.ts hands the worker to both.
  */
 
@@ -11,6 +11,8 @@
 export class CapturePoisoned extends Error {}
 /** Waiting for a stopped worker would only run into the deadline, so it is refused at once. */
 export class CaptureStopped extends Error {}
+/** Waiting for a hold nobody armed would only run into the deadline, so it is refused at once. */
+export class HoldNotArmed extends Error {}
 
 /** Where a test control can kill the worker inside one transaction's boundary, slot and acknowledgement steps. */
 export const CRASH_POINTS = ['after-materialization-commit', 'after-slot-advance', 'after-acknowledgement'] as const;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SeedArtifactResult } from '../../../harness/adapters/server.ts';
 import { currentManifest } from '../integrity/context.ts';
+import { undeterminedWithout } from '../optional-controls.ts';
 import type { SyncWorld } from '../world.ts';
 import { seedControl } from './exports.ts';
 import type { Interference } from './interference.ts';
@@ -56,6 +57,17 @@ export function sha256(bytes: Buffer): string {
 
 export function fileSha256(path: string): string {
   return sha256(readFileSync(path));
+}
+
+/**
+ * A server adapter whose seed capability cannot build artifacts (a server
+ * certified through a config: the control protocol has no artifact control)
+ * leaves the step undetermined, naming what is missing, instead of failing.
+ */
+export async function withoutArtifactBuilder(world: SyncWorld): Promise<'skipped' | undefined> {
+  const seed = await seedControl(world);
+  if (seed.exportArtifact !== undefined) return undefined;
+  return undeterminedWithout(world, `server adapter "${(await world.readyServer()).id}" offers no seed.exportArtifact() to build a portable seed artifact`);
 }
 
 /** Runs one artifact build into `file` with the arranged interference (used once) and keeps what it reported. */
