@@ -61,7 +61,32 @@ test('the reference declares and provides clock, clients, compaction and every c
   const { known } = requiredCapabilities(['@cap:clock', '@cap:clients', '@cap:compaction', '@cap:capture']);
   for (const capability of known) assert.ok((server.capabilities as readonly string[]).includes(capability), capability);
   assert.ok(server.clock && server.clients && server.compaction);
-  for (const control of ['awaitMaterialized', 'stopWorker', 'killWorker', 'restartWorker', 'injectPoison'] as const) assert.equal(typeof server.capture?.[control], 'function', control);
+  for (const control of ['awaitMaterialized', 'stopWorker', 'killWorker', 'restartWorker', 'injectPoison', 'killWorkerAt', 'holdBeforeCommit', 'awaitHold', 'resetStream'] as const) assert.equal(typeof server.capture?.[control], 'function', control);
+  assert.equal(typeof server.sourceSql?.pushInTransaction, 'function', 'sourceSql.pushInTransaction (control push.in-transaction)');
+});
+
+test('a hold reached through the control protocol: waiting for capture is refused while held, a restart commits the held transaction', async () => {
+  const capture = server.capture as Required<NonNullable<ServerAdapter['capture']>>;
+  await capture.holdBeforeCommit();
+  await server.sourceSql?.query("INSERT INTO public.notes (id, body) VALUES ('held', 'h')");
+  await capture.awaitHold(15_000);
+  await assert.rejects(capture.awaitMaterialized(5_000), /capture\.await answered 409 capture_stopped/);
+  assert.equal((await server.inspect?.query("SELECT 1 FROM synchro.projections WHERE pk_text = 'held'"))?.length, 0);
+  await capture.restartWorker();
+  await capture.awaitMaterialized(30_000);
+  assert.equal((await server.inspect?.query("SELECT 1 FROM synchro.projections WHERE pk_text = 'held'"))?.length, 1);
+  await assert.rejects(capture.awaitHold(1_000), /capture\.held answered 409 not_offered/);
+});
+
+test('sourceSql.pushInTransaction answers what the push entry point did, through the control protocol', async () => {
+  const entry = server.sourceSql?.pushInTransaction;
+  assert.ok(entry);
+  const failed = await entry("INSERT INTO public.notes (id) VALUES ('rolled-back'); SELECT 1/0", 'alice', {});
+  assert.deepEqual({ ok: failed.ok, sqlstate: 'sqlstate' in failed ? failed.sqlstate : undefined }, { ok: false, sqlstate: '22012' });
+  const refused = await entry('', 'alice', { not: 'a push' });
+  assert.equal(refused.ok, false);
+  assert.ok('error' in refused, JSON.stringify(refused));
+  assert.equal((await server.sourceSql?.query("SELECT 1 FROM public.notes WHERE id = 'rolled-back'"))?.length, 0);
 });
 
 test('capture.awaitMaterialized returns once a source row is visible, and compaction reports what it expired and deleted', async () => {

@@ -291,6 +291,39 @@ test('the capabilities document lists every control at its schema path, and answ
   });
 });
 
+test('push.in-transaction runs the caller\'s statements and the push in one transaction: commits when it returns, rolls back and names the failure otherwise', async () => {
+  await withServer({ testControls: true }, async (h) => {
+    const s = await connect(h);
+    const call = (statements: string, request: unknown, userId = 'u1') => h.control('/__control/push/in-transaction', { statements, user_id: userId, request });
+    const notes = async () => (await h.sql.query<{ id: string }>('SELECT id FROM public.notes ORDER BY id')).rows.map((r) => r.id);
+    const done = await call("INSERT INTO public.notes (id, body) VALUES ('caller', 'x')", pushBody(s, [insertNote(s, 'pushed', { body: 'y' })]));
+    assert.equal(done.status, 200, done.text);
+    assert.deepEqual(controlSchemaProblems('push.in-transaction.response.schema.json', done.json), []);
+    assert.equal(done.json.ok, true);
+    assert.equal(JSON.parse(done.json.body).accepted.length, 1, done.json.body);
+    assert.deepEqual(await notes(), ['caller', 'pushed'], 'both the caller\'s row and the pushed one committed');
+    // A SQL failure of the caller's statements: its SQLSTATE, and nothing of the transaction stays.
+    const failed = await call("INSERT INTO public.notes (id) VALUES ('lost'); SELECT 1/0", pushBody(s, [insertNote(s, 'never')]));
+    assert.equal(failed.status, 200, failed.text);
+    assert.deepEqual(controlSchemaProblems('push.in-transaction.response.schema.json', failed.json), []);
+    assert.equal(failed.json.sqlstate, '22012');
+    // A refusal of the push itself: the sync protocol's error envelope, rolled back with the caller's write.
+    const refused = await call("INSERT INTO public.notes (id) VALUES ('lost2')", { not: 'a push' });
+    assert.equal(refused.status, 200, refused.text);
+    assert.deepEqual(controlSchemaProblems('push.in-transaction.response.schema.json', refused.json), []);
+    assert.equal(refused.json.ok, false);
+    assert.equal(refused.json.error.error.code, 'invalid_request');
+    assert.deepEqual(await notes(), ['caller', 'pushed']);
+    // A body off the request schema is refused before anything runs.
+    for (const body of [{ statements: 'SELECT 1', user_id: '', request: {} }, { statements: 1, user_id: 'u1', request: {} }, { statements: 'SELECT 1', user_id: 'u1' }]) {
+      const bad = await h.control('/__control/push/in-transaction', body);
+      assert.equal(bad.status, 400, JSON.stringify(body));
+      assert.equal(bad.json.error.code, 'invalid_request');
+      assert.equal(bad.json.error.control, 'push.in-transaction');
+    }
+  });
+});
+
 test('logs since a mark hold exactly what the server logged after it', async () => {
   const lines: string[] = [];
   await withServer({ testControls: true, log: (line) => lines.push(line) }, async (h) => {
