@@ -6,7 +6,8 @@
  */
 import { Given, Then, When } from '@cucumber/cucumber';
 import { codecScopeDigest, presentedSchemaHash, scopeRowOf } from '../support/rebuild-runs/digests.ts';
-import { finalPage, finishPagedRebuild, lastRebuildPages, startPagedRebuild, strictRecords } from '../support/rebuild-runs/paged.ts';
+import { finalPage, finishPagedRebuild, lastRebuildPages, showPagesSoFar, startPagedRebuild, strictRecords } from '../support/rebuild-runs/paged.ts';
+import { generationsState } from '../support/scope-generations/state.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 Given('the harness client {string} of user {string} has completed a sync', async function (this: SyncWorld, name: string, user: string) {
@@ -26,6 +27,25 @@ Given(
     if (first?.status !== 200) throw new Error(`page 1 of the rebuild of ${scope} was answered ${first?.status}: ${first?.text.slice(0, 500)}`);
   },
 );
+
+// The page is the scenario's last rebuild so far, so the record checks can look at it before the rest is fetched.
+When('the harness client {string} requests page 1 of a rebuild of {string} with limit {int} and rebuild ID {string}', async function (this: SyncWorld, name: string, scope: string, limit: number, rebuildId: string) {
+  showPagesSoFar(this, await startPagedRebuild(this, name, scope, limit, rebuildId));
+});
+
+Then('the rebuild took {int} pages, each but the last with {string} true and exactly {int} records', function (this: SyncWorld, count: number, member: string, limit: number) {
+  if (member !== 'has_more') throw new Error(`rebuild pages are chained by "has_more", not "${member}"`);
+  const last = generationsState(this).lastRebuild;
+  if (last === undefined) throw new Error('no rebuild was fetched in this scenario');
+  const pages = last.run.pages;
+  const shape = pages.map((page, index) => (index < pages.length - 1 ? `${page.status} has_more=${page.json?.has_more} records=${page.json?.records?.length}` : `${page.status} has_more=${page.json?.has_more}`));
+  const expected = pages.map((_, index) => (index < pages.length - 1 ? `200 has_more=true records=${limit}` : '200 has_more=false'));
+  this.assert.equal(pages.length, count, `pages of the rebuild of ${last.scope}: ${shape.join('; ')}`);
+  this.assert.equal(shape, expected, `the pages of the rebuild of ${last.scope}`);
+  const final = pages[pages.length - 1];
+  const held = final?.json?.records?.length ?? -1;
+  this.assert.ok(held > 0 && held <= limit, `the final page of ${last.scope} holds between 1 and ${limit} records, not ${held}`);
+});
 
 When('the harness client {string} requests the remaining rebuild pages of {string}', async function (this: SyncWorld, name: string, scope: string) {
   await finishPagedRebuild(this, name, scope);

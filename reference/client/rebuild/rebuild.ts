@@ -145,6 +145,7 @@ export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
     ctx.db.prepare('DELETE FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').run(a.rebuild_id);
     ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
     if (local !== a.final_checksum && !fault('trust-final-checksum')) { // fault: client:trust-final-checksum
+      if (fault('cursor-means-healthy')) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, scopeId) !== undefined; // fault: client:cursor-means-healthy
       markRebuild(ctx, scopeId);
       ctx.db.prepare('UPDATE _synchro_scopes SET local_checksum = ? WHERE scope_id = ?').run(local, scopeId);
       return false;

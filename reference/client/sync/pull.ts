@@ -114,6 +114,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     const mismatched: string[] = [];
     if (!page.has_more) {
       for (const s of scopes(ctx)) {
+        if (fault('listed-checksum-is-health') && page.checksums?.[s.scope_id] !== undefined) { ctx.db.prepare('UPDATE _synchro_scopes SET checksum = ?, rebuild_required = 0 WHERE scope_id = ?').run(page.checksums[s.scope_id]?.digest, s.scope_id); continue; } // fault: client:listed-checksum-is-health
         if (s.rebuild_required === 1) continue;
         const local = localScopeDigest(ctx, s.scope_id);
         const claimed = page.checksums?.[s.scope_id]?.digest;

@@ -173,10 +173,12 @@ async function page(db: PoolClient, s: Session, catalog: Catalog, userId: string
 
 /** Stages the scope's materialized contents at B as one immutable session. */
 async function stage(db: PoolClient, request: RebuildRequest, userId: string, client: ClientState, catalog: Catalog, boundary: Position, streamGeneration: string): Promise<Session> {
+  if (fault('stage-boundary-not-b')) boundary = { kind: 'generation_start' }; // fault: server:stage-boundary-not-b
   const lineage = (await readLineage(db, [request.scope])).get(request.scope);
   if (lineage === undefined) throw invalidRequest();
   const rows = await scopeRows(db, request.scope);
   const digest = Buffer.from(digestOf(rows, catalog.tables, catalog.current.hash, request.scope));
+  if (fault('stage-text-key-order')) rows.sort((a, b) => a.tableId.localeCompare(b.tableId) || a.pkText.localeCompare(b.pkText)); // fault: server:stage-text-key-order
   const created = serverClock.now();
   const s: Session = {
     sessionId: randomUUID(),
@@ -220,7 +222,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
     const client = await gateClient(db, userId, request, catalog);
     if (fault('rebuild-reconciles-assignment')) await refreshAssignmentInPlace(db, userId, request.client_id, client.scopeSetVersion); // fault: server:rebuild-reconciles-assignment
     if (request.cursor === null) {
-      const existing = await loadSession(db, 'user_id = $1 AND client_id = $2 AND rebuild_id = $3', [userId, request.client_id, request.rebuild_id]);
+      const existing = fault('restage-repeated-first-request') ? undefined : await loadSession(db, 'user_id = $1 AND client_id = $2 AND rebuild_id = $3', [userId, request.client_id, request.rebuild_id]); // fault: server:restage-repeated-first-request
       if (existing !== undefined) {
         if (existing.scope !== request.scope || existing.pageLimit !== request.limit) throw invalidRequest();
         await checkCurrent(db, existing, client, catalog, streamGeneration, userId, request.client_id);

@@ -43,6 +43,22 @@ export async function startPagedRebuild(world: SyncWorld, client: string, scope:
   return attempt;
 }
 
+/**
+ * Takes a first page fetched some other way (for example one of two racing
+ * first requests) as the start of the attempt, so its remaining pages can be
+ * followed from it.
+ */
+export function adoptPagedRebuild(world: SyncWorld, client: string, scope: string, limit: number, rebuildId: string, first: Reply): PagedRebuild {
+  const attempt: PagedRebuild = { client, scope, rebuildId, limit, pages: [first] };
+  attemptsOf(world).set(keyOf(client, scope), attempt);
+  return attempt;
+}
+
+/** Makes the pages fetched so far the scenario's last rebuild, for the checks that read it before the final page came. */
+export function showPagesSoFar(world: SyncWorld, attempt: PagedRebuild): void {
+  generationsState(world).lastRebuild = { scope: attempt.scope, run: runOf(attempt) };
+}
+
 export function pagedRebuild(world: SyncWorld, client: string, scope: string): PagedRebuild {
   const attempt = attemptsOf(world).get(keyOf(client, scope));
   if (attempt === undefined) throw new Error(`client "${client}" has not requested page 1 of a rebuild of "${scope}" in this scenario`);
