@@ -17,7 +17,8 @@ import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^the harness has recorded the cursors and checksums client "([^"]+)" inspects/);
 processPhrase(/^the harness restarts client "([^"]+)" with the network blocked$/);
-processPhrase(/^client "([^"]+)" (?:holds|inspection shows) /);
+// Only this feature's own phrasings: "client X holds a valid cursor …" elsewhere names a harness (wire) client.
+processPhrase(/^client "([^"]+)" (?:holds neither "|holds "[^"]+" (?:with provenance|and "[^"]+" exactly once each)|inspection shows )/);
 processPhrase(/^the first pull of client "([^"]+)" after the restart/);
 
 Given('the harness has recorded the cursors and checksums client {string} inspects as {string}', async function (this: SyncWorld, name: string, label: string) {
