@@ -17,6 +17,8 @@ import { installSchema } from './db/install.ts';
 import { wipeDatabase } from './db/reset.ts';
 import type { ConnectionLimits } from './http-limits.ts';
 import { pushInCallerTransaction } from './push/handler.ts';
+import { SeedRequestError } from './seed/errors.ts';
+import { exportSeed } from './seed/export.ts';
 import { createListeningServer, createSyncHandler } from './router.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
@@ -88,6 +90,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           logs,
           // The push entry point of the current state, for a caller's own transaction.
           callerPush: (db, userId, request) => pushInCallerTransaction(db, (current as Instance).manifests, userId, request),
+          seedExport: async (db, request) => {
+            try {
+              const result = await exportSeed(db, request);
+              return { manifest: result.manifest, pages: result.pages };
+            } catch (e) {
+              if (e instanceof SeedRequestError) return { refused: `${e.code}: ${e.message}` };
+              throw e;
+            }
+          },
           ...(options.resettable === true ? { reset: () => resetInstance() } : {}),
         })
       : undefined;

@@ -20,8 +20,6 @@ import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS, Hold
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
-import { SeedRequestError } from '../seed/errors.ts';
-import { exportSeed } from '../seed/export.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 import type { LogBuffer } from './log-buffer.ts';
@@ -43,11 +41,19 @@ export interface ControlTarget {
  */
 export type CallerPush = (db: PoolClient, userId: string, request: unknown) => Promise<{ body: string }>;
 
+/** One whole seed export in one transaction on `db`; a refusal of the request is `{ refused }`. */
+export type SeedExport = (
+  db: PoolClient,
+  request: { pageLimit?: number; scopes?: string[] },
+) => Promise<{ manifest: unknown; pages: unknown } | { refused: string }>;
+
 export interface ControlOptions {
   target(): ControlTarget;
   staleClientIntervalMs: number;
   /** Offered as `push.in-transaction` when present. */
   callerPush?: CallerPush;
+  /** Offered as `seed.export` when present (the seed handlers live beside, not below, the controls). */
+  seedExport?: SeedExport;
   /** The server's own log lines, for `logs.mark` and `logs.since`. */
   logs: LogBuffer;
   /** Returns the server to its freshly installed state; absent, `reset` is not offered. */
@@ -365,7 +371,10 @@ function controlTable(options: ControlOptions): Record<string, Control> {
     },
     'inspect.readiness': { method: 'GET', path: 'inspect/readiness', run: async () => ({ readiness: await sqlValue(pool(), 'SELECT synchro.synchro_readiness() AS r') }) },
     'inspect.health-detail': { method: 'GET', path: 'inspect/health-detail', run: async () => ({ health_detail: await sqlValue(pool(), 'SELECT synchro.synchro_health_detail() AS r') }) },
-    'seed.export': {
+  };
+  if (options.seedExport !== undefined) {
+    const seedExport = options.seedExport;
+    table['seed.export'] = {
       method: 'POST',
       path: 'seed/export',
       run: async (req) => {
@@ -377,18 +386,21 @@ function controlTable(options: ControlOptions): Record<string, Control> {
         // One connection and one transaction for the whole export, as the seed sheet asks.
         const db = await pool().connect();
         try {
-          const result = await exportSeed(db, { ...(pageLimit === undefined ? {} : { pageLimit: pageLimit as number }), ...(scopes === undefined ? {} : { scopes: scopes as string[] }) });
+          const result = await seedExport(db, { ...(pageLimit === undefined ? {} : { pageLimit: pageLimit as number }), ...(scopes === undefined ? {} : { scopes: scopes as string[] }) });
+          if ('refused' in result) {
+            await db.query('ROLLBACK').catch(() => undefined);
+            throw new ControlError('refused', 422, result.refused);
+          }
           return { manifest: result.manifest, pages: result.pages };
         } catch (e) {
           await db.query('ROLLBACK').catch(() => undefined);
-          if (e instanceof SeedRequestError) throw new ControlError('refused', 422, `${e.code}: ${e.message}`);
           throw e;
         } finally {
           db.release();
         }
       },
-    },
-  };
+    };
+  }
   if (options.callerPush !== undefined) {
     const callerPush = options.callerPush;
     table['push.in-transaction'] = {
