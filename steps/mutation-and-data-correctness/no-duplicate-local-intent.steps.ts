@@ -5,8 +5,7 @@
  * steps/common/, the helpers behind them in steps/support/.
  */
 import { Given, Then } from '@cucumber/cucumber';
-import { bodyOf } from '../support/exchanges.ts';
-import { pushesOf, type SentPush } from '../support/mutations/pushes.ts';
+import { pushesOf, type SentPush, serverOutcomes } from '../support/mutations/pushes.ts';
 import { describeQueue, ofRow, queueOf, recordNamed, written } from '../support/mutations/queue.ts';
 import { labelled, queueState } from '../support/mutations/state.ts';
 import { lastWriteOf } from '../support/mutations/writes.ts';
@@ -70,18 +69,6 @@ Then('client {string} emitted exactly one {string} event for that mutation ID', 
   this.assert.ok(Array.isArray(eventLog), `client "${name}" reports no event log`);
   this.assert.equal(eventLog.filter((e) => e.kind === kind && e.mutationID === id).length, 1, `"${kind}" events client "${name}" emitted for ${id}`);
 });
-
-/** Every answer the server gave to a push carrying `id` (twice for a request delivered twice), as outcomes of `id`. */
-function serverOutcomes(pushes: readonly SentPush[], id: string): Obj[] {
-  return pushes.flatMap((push) =>
-    push.exchange.upstream
-      .filter((answer) => answer.status === 200)
-      .flatMap((answer) => {
-        const body = bodyOf(answer.body) as Obj | undefined;
-        return [...((body?.accepted ?? []) as Obj[]), ...((body?.rejected ?? []) as Obj[])].filter((o) => o.mutation_id === id);
-      }),
-  );
-}
 
 Then('the server accepted that mutation ID exactly once and holds row {string} at the version of that single acceptance', async function (this: SyncWorld, row: string) {
   const id = labelled(this, THAT);

@@ -7,7 +7,7 @@
 import { Then } from '@cucumber/cucumber';
 import { failedExchange, failureTime, lastFailure } from '../support/client-lifecycle/observe.ts';
 import { bodyOf, deliveredOf, exchangesOf } from '../support/exchanges.ts';
-import { canonicalMutation, pushesOf, rowMatcher, type SentPush, wireColumn } from '../support/mutations/pushes.ts';
+import { canonicalMutation, pushesOf, rowMatcher, type SentPush, serverOutcomes, wireColumn } from '../support/mutations/pushes.ts';
 import { batchesOf, describeQueue, ofRow, queueOf, written } from '../support/mutations/queue.ts';
 import { queueState } from '../support/mutations/state.ts';
 import { servedRow } from '../support/server-rows.ts';
@@ -59,18 +59,6 @@ Then('the first push request the proxy recorded from client {string} after the r
   this.assert.ok(after !== undefined, `client "${name}" sent no push after the restart`);
   this.assert.equal(after.bytes.toString('utf8'), Buffer.from(stored[0]?.requestBytes ?? '', 'base64').toString('utf8'), 'the first push after the restart against the stored sealed batch');
 });
-
-/** Every outcome the server itself gave (both answers of a request delivered twice) for mutation `id`. */
-function serverOutcomes(pushes: readonly SentPush[], id: string): Obj[] {
-  return pushes.flatMap((push) =>
-    push.exchange.upstream
-      .filter((answer) => answer.status === 200)
-      .flatMap((answer) => {
-        const body = bodyOf(answer.body) as Obj | undefined;
-        return [...((body?.accepted ?? []) as Obj[]), ...((body?.rejected ?? []) as Obj[])].filter((o) => o.mutation_id === id);
-      }),
-  );
-}
 
 Then('the server accepted each of the three inserts exactly once', async function (this: SyncWorld) {
   const client = this.syncWindows.at(-1)?.client ?? 'A';

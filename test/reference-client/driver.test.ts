@@ -82,9 +82,9 @@ test('the durable snapshot digest moves with sync state, not with status, and ca
   await d.close();
 });
 
-test('read-only calls and application SQL are answered while a sync waits on the network', async () => {
-  // A server that accepts the connect and never answers until the test cuts the connection.
-  let arrived!: () => void;
+/** A loopback server that holds every request unanswered; `reached` resolves at the first one. */
+async function silentServer(): Promise<{ silent: import('node:http').Server; reached: Promise<void>; held: import('node:http').ServerResponse[] }> {
+  let arrived: () => void = () => undefined;
   const reached = new Promise<void>((resolve) => {
     arrived = resolve;
   });
@@ -94,6 +94,12 @@ test('read-only calls and application SQL are answered while a sync waits on the
     arrived();
   });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  return { silent, reached, held };
+}
+
+test('read-only calls and application SQL are answered while a sync waits on the network', async () => {
+  // A server that accepts the connect and never answers until the test cuts the connection.
+  const { silent, reached, held } = await silentServer();
   const d = await opened(config({ serverUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` }));
   const sync = d.call<{ completion: string }>('syncNow');
   await reached;
@@ -114,16 +120,7 @@ test('application SQL is answered while a sync waits on the network, and lands i
   const first = await opened(cfg);
   await first.call('syncNow');
   await first.close();
-  let arrived: () => void = () => undefined;
-  const reached = new Promise<void>((resolve) => {
-    arrived = resolve;
-  });
-  const held: import('node:http').ServerResponse[] = [];
-  const silent = createServer((_req, res) => {
-    held.push(res);
-    arrived();
-  });
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { silent, reached, held } = await silentServer();
   const d = await opened({ ...cfg, serverUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` });
   let syncEnded = false;
   const sync = d.call<{ completion: string }>('syncNow').finally(() => {
