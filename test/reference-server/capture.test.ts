@@ -265,6 +265,24 @@ test('readiness is true only while every capture check holds, and each break nam
   });
 });
 
+test('the materialization progress check holds while the worker keeps acknowledging (no torn read of slot and progress)', async () => {
+  await withCapture(async (h) => {
+    await connect(h);
+    await catchUp(h);
+    // The idle worker acknowledges the WAL its own heartbeats write, so the slot
+    // moves between any two reads; writes keep it materializing too. Bounded in
+    // count and time.
+    const deadline = Date.now() + 4000;
+    const seen = new Set<string>();
+    for (let i = 0; i < 400 && Date.now() < deadline; i++) {
+      if (i % 20 === 0) await h.sql.query("UPDATE public.notes SET body = body || '.' WHERE id = (SELECT min(id) FROM public.notes)");
+      const { rows } = await h.sql.query("SELECT synchro.synchro_health_detail() -> 'checks' -> 'materialization_progress' ->> 'reason' AS reason");
+      seen.add(rows[0].reason);
+    }
+    assert.deepEqual([...seen], ['ok']);
+  });
+});
+
 /** Starts main.ts as a child process with capture on; resolves once it listens. */
 async function spawnServer(url: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('../../reference/server/main.ts', import.meta.url)), '--database-url', url, '--jwt-secret', SECRET, '--capture'], {

@@ -203,13 +203,14 @@ ALTER TABLE synchro.wal_worker_state ADD COLUMN caught_up_at timestamptz NOT NUL
 
 -- The nine capture checks and their observations.
 CREATE FUNCTION synchro.capture_health() RETURNS jsonb
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
 DECLARE
   ok constant jsonb := jsonb_build_object('state', 'ok', 'reason', 'ok');
   v_checks jsonb := '{}'::jsonb;
   v_lim record;
   v_prog record;
   v_slot record;
+  v_slot_before pg_lsn;
   v_worker record;
   v_hb_age double precision;
   v_lag_bytes numeric;
@@ -218,6 +219,14 @@ DECLARE
   f constant text := 'failed';
 BEGIN
   SELECT * INTO v_lim FROM synchro.capture_limits;
+  -- The slot's position lives in shared memory and moves while this runs; the
+  -- progress row is read from a snapshot. The worker keeps, at every instant,
+  -- acknowledged <= slot position <= processed, and all three only grow, so the
+  -- slot is read once before the progress row (a lower bound of its position
+  -- then) and once after (an upper bound). VOLATILE gives each statement its own
+  -- snapshot, so the progress row is not older than the first slot read.
+  SELECT s.confirmed_flush_lsn INTO v_slot_before FROM pg_replication_slots s
+   WHERE s.slot_name = (SELECT slot_name FROM synchro.wal_progress);
   SELECT * INTO v_prog FROM synchro.wal_progress;
   SELECT s.* INTO v_slot FROM pg_replication_slots s WHERE s.slot_name = v_prog.slot_name;
   SELECT * INTO v_worker FROM synchro.wal_worker_state;
@@ -255,7 +264,7 @@ BEGIN
 
   v_checks := v_checks || jsonb_build_object('materialization_progress', CASE
     WHEN v_prog IS NULL OR v_slot IS NULL OR v_slot.confirmed_flush_lsn IS NULL
-      OR v_slot.confirmed_flush_lsn < v_prog.acknowledged_end_lsn OR v_slot.confirmed_flush_lsn > v_prog.processed_end_lsn
+      OR v_slot.confirmed_flush_lsn < v_prog.acknowledged_end_lsn OR v_slot_before > v_prog.processed_end_lsn
       OR (v_prog.materialized_end_lsn IS NOT NULL AND v_prog.materialized_end_lsn > v_prog.processed_end_lsn)
       THEN jsonb_build_object('state', f, 'reason', 'slot_acknowledgement_invalid') ELSE ok END);
 
