@@ -11,6 +11,7 @@ import { InputError } from '../errors.ts';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ClientCapability, ServerCapability } from './capabilities.ts';
 import { CLIENT_CAPABILITIES, SERVER_CAPABILITIES } from './capabilities.ts';
+import type { SeedArtifactInterceptPoint } from './server.ts';
 import type { AuthConfig } from './token.ts';
 
 export interface HttpServerConfig {
@@ -24,6 +25,8 @@ export interface HttpServerConfig {
   /** Base URL of the server's control protocol (docs/control-protocol.md); its capabilities document is at `<controlUrl>/capabilities`. */
   controlUrl?: string;
   resetCommand?: string[];
+  /** A seed artifact builder command backing `seed.exportArtifact` (docs/adapters.md, "A seed artifact builder command"). */
+  seedArtifact?: { command: string[]; intercepts?: SeedArtifactInterceptPoint[] };
   capabilities?: ServerCapability[];
 }
 

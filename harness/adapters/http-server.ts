@@ -17,6 +17,7 @@ import { InputError } from '../errors.ts';
 import type { ServerCapability } from './capabilities.ts';
 import type { HttpServerConfig } from './config.ts';
 import { type CapabilitiesDocument, ControlClient, capabilitiesOffered, controlGroups, discoverControls } from './control-protocol.ts';
+import { type ArtifactCommand, artifactByCommand } from './seed-artifact-command.ts';
 import type { InspectControl, ScenarioSetup, ServerAdapter } from './server.ts';
 import type { HttpServerSetup } from './setup.ts';
 import { SqlControls } from './sql-controls.ts';
@@ -113,6 +114,9 @@ export async function prepareHttpServer(config: HttpServerConfig, file: string):
     const where = controls === undefined ? 'no "controlUrl" is configured' : "the server's capabilities document does not offer its controls";
     throw new InputError(file, undefined, `the "${capability}" capability is declared but ${where}`, `remove it from "capabilities", or offer its controls over the control protocol (docs/adapters.md lists which controls earn it)`);
   }
+  if (config.seedArtifact !== undefined && !declared.includes('seed')) {
+    throw new InputError(file, undefined, '"seedArtifact" is given but the seed capability is not available', 'offer the "seed.export" control at "controlUrl" (a seed artifact is built beside the export), or remove "seedArtifact"');
+  }
   const configDir = dirname(resolve(file));
   try {
     await tokenFor(config.auth, 'preflight-user', configDir);
@@ -151,6 +155,8 @@ export interface HttpTarget {
   controlUrl?: string;
   /** The capabilities document read at preflight. */
   controls?: CapabilitiesDocument;
+  /** The builder command behind `seed.exportArtifact`, when the server has one. */
+  seedArtifact?: ArtifactCommand;
 }
 
 /** The adapter over one running server: SQL groups through the DSN, the others through the control protocol. */
@@ -182,7 +188,7 @@ export async function openHttpAdapter(target: HttpTarget): Promise<ServerAdapter
     ...(declared('clock') && groups.clock ? { clock: groups.clock } : {}),
     ...(declared('clients') && groups.clients ? { clients: groups.clients } : {}),
     ...(declared('compaction') && groups.compaction ? { compaction: groups.compaction } : {}),
-    ...(declared('seed') && groups.seed ? { seed: groups.seed } : {}),
+    ...(declared('seed') && groups.seed ? { seed: target.seedArtifact === undefined ? groups.seed : { ...groups.seed, ...artifactByCommand(target.seedArtifact) } } : {}),
     ...(logs ? { logs } : {}),
     async close() {
       await sql?.close();
@@ -213,6 +219,9 @@ export async function openHttpServer(setup: HttpServerSetup, scenario: ScenarioS
     ...(config.databaseUrl === undefined ? {} : { databaseUrl: config.databaseUrl }),
     ...(config.controlUrl === undefined ? {} : { controlUrl: config.controlUrl }),
     ...(setup.controls === undefined ? {} : { controls: setup.controls }),
+    ...(config.seedArtifact === undefined
+      ? {}
+      : { seedArtifact: { command: config.seedArtifact.command, cwd: setup.configDir, env: process.env, deadlineMs: scenario.deadlineMs, ...(config.seedArtifact.intercepts === undefined ? {} : { intercepts: config.seedArtifact.intercepts }) } }),
   });
   const tracked: ServerAdapter = {
     ...adapter,
