@@ -146,6 +146,7 @@ export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
     ctx.db.prepare('DELETE FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').run(a.rebuild_id);
     ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
     if (local !== a.final_checksum && !fault('trust-final-checksum')) { // fault: client:trust-final-checksum
+      if (fault('pull021-first-sync-unverified') && a.generation === 1) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, a.final_checksum, local, scopeId) !== undefined; // fault: client:pull021-first-sync-unverified
       if (fault('pull019-mismatch-installs-own-digest')) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, local, local, scopeId) !== undefined; // fault: client:pull019-mismatch-installs-own-digest
       if (fault('cursor-means-healthy')) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, scopeId) !== undefined; // fault: client:cursor-means-healthy
       markRebuild(ctx, scopeId);
