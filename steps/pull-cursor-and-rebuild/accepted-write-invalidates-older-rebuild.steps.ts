@@ -6,7 +6,7 @@
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { mutationsFromTable } from '../support/push-ledger/mutation-table.ts';
-import { lastRemembered, pushRemembered, rememberedByRequest } from '../support/rebuild-replays/pushes.ts';
+import { lastRemembered, pushWithAnswerLost, rememberedByRequest } from '../support/rebuild-replays/pushes.ts';
 import { requestNextPage } from '../support/rebuild-replays/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -19,10 +19,10 @@ When('the harness client {string} requests the next page of that rebuild', async
   await requestNextPage(this, name);
 });
 
-// The push is sent and its answer never looked at, as when the response is lost: only what the server did counts.
+// The proxy forwards the push and cuts the connection once the server has answered: the answer is lost, only what the server did counts.
 When('the harness client {string} pushes this batch and discards the response without reading it:', async function (this: SyncWorld, name: string, table: DataTable) {
   const client = this.wire(name);
-  await pushRemembered(this, name, client.pushBody(mutationsFromTable(this, client, table)));
+  await pushWithAnswerLost(this, name, client.pushBody(mutationsFromTable(this, client, table)));
 });
 
 When('the harness client {string} sends that push batch again byte for byte', async function (this: SyncWorld, name: string) {

@@ -7,19 +7,12 @@
 import { Given, Then } from '@cucumber/cucumber';
 import { checkpointsOf, recordedOf } from '../support/rebuild-replays/recorded.ts';
 import { pageExchange } from '../support/rebuild-replays/requests.ts';
-import { latestPagedRebuild } from '../support/rebuild-runs/paged.ts';
+import { clientsWithPagedRebuilds, latestPagedRebuild } from '../support/rebuild-runs/paged.ts';
 import type { SyncWorld } from '../support/world.ts';
 
-/** The one harness client that started a rebuild in this scenario ("that rebuild" names its last one). */
+/** The one harness client that started a paged rebuild in this scenario ("that rebuild" names its last one). */
 function rebuildingClient(world: SyncWorld): string {
-  const names = [...world.clientUsers.keys()].filter((name) => world.hasWire(name));
-  const rebuilding = names.filter((name) => {
-    try {
-      return latestPagedRebuild(world, name) !== undefined;
-    } catch {
-      return false;
-    }
-  });
+  const rebuilding = clientsWithPagedRebuilds(world);
   if (rebuilding.length !== 1) throw new Error(`"that rebuild" needs exactly one harness client that started a rebuild, not ${rebuilding.length}`);
   return rebuilding[0] as string;
 }

@@ -34,3 +34,23 @@ export function lastRemembered(world: SyncWorld, name: string): RememberedPush {
 export function rememberedByRequest(world: SyncWorld, requestText: string): RememberedPush | undefined {
   return (pushes.get(world) ?? []).find((p) => p.requestText === requestText);
 }
+
+/**
+ * Sends a push whose answer the proxy cuts off after the server has answered
+ * (and committed), so the harness client never reads it, as when a response
+ * is lost on the way back.
+ */
+export async function pushWithAnswerLost(world: SyncWorld, name: string, body: Json): Promise<void> {
+  await world.readyServer();
+  const proxy = await world.proxy();
+  const clientId = world.wire(name).clientId;
+  proxy.inject({ endpoint: 'push', when: (request) => (request as { client_id?: unknown } | undefined)?.client_id === clientId, times: 1, fault: { kind: 'drop-response' } });
+  let answered: Reply | undefined;
+  try {
+    answered = await world.wire(name).post('/sync/push', body, { endpoint: 'push' });
+  } catch {
+    // The cut connection is the lost answer this step arranges.
+    return;
+  }
+  throw new Error(`the push of client "${name}" was meant to lose its answer, but it got one: ${answered.status} ${answered.text.slice(0, 300)}`);
+}

@@ -36,6 +36,11 @@ function remember(world: SyncWorld, attempt: PagedRebuild): void {
   latest.set(world, map);
 }
 
+/** The clients that started a paged rebuild in this scenario. */
+export function clientsWithPagedRebuilds(world: SyncWorld): string[] {
+  return [...(latest.get(world)?.keys() ?? [])];
+}
+
 /** The rebuild attempt client `client` started last in this scenario ("that rebuild"). */
 export function latestPagedRebuild(world: SyncWorld, client: string): PagedRebuild {
   const attempt = latest.get(world)?.get(client);
