@@ -60,7 +60,7 @@ Feature: Rebuild Finality
       When client "A" syncs
       Then client "A" has crashed
       When the harness restarts client "A"
-      Then client "A" reports scope "list:a" as requiring rebuild, with no cursor and no checksum installed
+      Then client "A" reports scope "list:a" either as requiring rebuild with no cursor and no checksum installed, or as complete with both the "final_scope_cursor" and the "checksum" of the attempt it was killed in
       When client "A" syncs
       Then the sync of client "A" ends with completion "idle"
       And every rebuild request of client "A" for scope "list:a" after the restart carries the "rebuild_id" used before the crash and a non-null "cursor"

@@ -49,6 +49,7 @@ export function removeIfOrphan(ctx: Ctx, tableId: string, recordId: string): voi
 /** Removes all of a scope's provenance, then every row left unjustified and unprotected. */
 export function clearScopeRows(ctx: Ctx, scopeId: string): void {
   if (fault('keep-removed-scope-rows')) return; // fault: client:keep-removed-scope-rows
+  if (fault('pull019-prune-keeps-rows')) return void ctx.db.prepare('DELETE FROM _synchro_scope_rows WHERE scope_id = ?').run(scopeId); // fault: client:pull019-prune-keeps-rows
   const rows = ctx.db.prepare('SELECT table_id, record_id FROM _synchro_scope_rows WHERE scope_id = ?').all(scopeId) as { table_id: string; record_id: string }[];
   ctx.db.prepare('DELETE FROM _synchro_scope_rows WHERE scope_id = ?').run(scopeId);
   for (const r of rows) removeIfOrphan(ctx, r.table_id, r.record_id);

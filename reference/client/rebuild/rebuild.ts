@@ -127,6 +127,7 @@ export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: Re
     ctx.db
       .prepare('UPDATE _synchro_rebuild_attempts SET cursor = ?, pages_applied = pages_applied + 1, final_cursor = ?, final_checksum = ? WHERE scope_id = ?')
       .run(page.cursor, page.final_scope_cursor ?? null, page.checksum?.digest ?? null, a.scope_id);
+    if (fault('pull019-page-clears-rebuild-flag')) ctx.db.prepare('UPDATE _synchro_scopes SET rebuild_required = 0 WHERE scope_id = ?').run(a.scope_id); // fault: client:pull019-page-clears-rebuild-flag
     clearBackoff(ctx);
   });
 }
@@ -145,6 +146,8 @@ export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
     ctx.db.prepare('DELETE FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').run(a.rebuild_id);
     ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
     if (local !== a.final_checksum && !fault('trust-final-checksum')) { // fault: client:trust-final-checksum
+      if (fault('pull021-first-sync-unverified') && a.generation === 1) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, a.final_checksum, local, scopeId) !== undefined; // fault: client:pull021-first-sync-unverified
+      if (fault('pull019-mismatch-installs-own-digest')) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, local, local, scopeId) !== undefined; // fault: client:pull019-mismatch-installs-own-digest
       if (fault('cursor-means-healthy')) return ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(a.final_cursor, scopeId) !== undefined; // fault: client:cursor-means-healthy
       markRebuild(ctx, scopeId);
       ctx.db.prepare('UPDATE _synchro_scopes SET local_checksum = ? WHERE scope_id = ?').run(local, scopeId);
@@ -153,6 +156,7 @@ export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
     ctx.db
       .prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?')
       .run(a.final_cursor, a.final_checksum, local, scopeId);
+    if (fault('pull019-checksum-apart-from-cursor')) ctx.db.prepare('UPDATE _synchro_scopes SET checksum = NULL WHERE scope_id = ?').run(scopeId); // fault: client:pull019-checksum-apart-from-cursor
     emit(ctx, { kind: 'rebuild_completed', scopeID: scopeId });
     return true;
   }));

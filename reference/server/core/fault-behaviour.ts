@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Pool, PoolClient } from 'pg';
 import { computeAssignment, reconcile } from './assignment.ts';
 import { scopeRows } from './checksums.ts';
+import { type Position, triple } from './position.ts';
 import { withClientSnapshot } from './snapshot.ts';
 
 /**
@@ -127,4 +128,21 @@ export async function decisionFromSyncService(path: string): Promise<void> {
   const response = await fetch(`${await syncServiceUrl()}${path}`, { method: 'POST', body: '{}' });
   if (!response.ok) throw new Error(`the sync service answered ${response.status}`);
   await response.json();
+}
+
+/**
+ * Sensitivity-run fault only: records the snapshot boundary of a rebuild
+ * session as the client's checkpoint for the scope (and stamps it now), as a
+ * server that takes a replayed rebuild page for proof of the client's
+ * progress would.
+ */
+export async function acknowledgeSnapshotBoundary(db: PoolClient, ids: { userId: string; clientId: string; scope: string; streamGeneration: string }, boundary: Position): Promise<void> {
+  const [lsn, event, effect] = triple(boundary);
+  await db.query(
+    `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
+     VALUES ($1, $2, $3, $4, $5::pg_lsn, $6::int8, $7)
+     ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
+       effect_ordinal = excluded.effect_ordinal, acknowledged_at = clock_timestamp()`,
+    [ids.userId, ids.clientId, ids.scope, ids.streamGeneration, lsn, event, effect],
+  );
 }

@@ -58,6 +58,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     const stale = new Set<string>();
     for (const scope of presented) {
       const cursor = request.scopes[scope]?.cursor ?? null;
+      if (cursor === null && fault('pull021-null-cursor-from-history')) { valid.set(scope, { kind: 'generation_start' }); continue; } // fault: server:pull021-null-cursor-from-history
       if (cursor === null) continue;
       const check = await checkCursor(db, bindings, scope, cursor, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, boundary);
       if (check.status === 'forged' && fault('accept-forged-cursor')) { stale.add(scope); continue; } // fault: server:accept-forged-cursor

@@ -166,6 +166,7 @@ async function execute(
   if (freshOutcomes.some((o) => o.status === 'applied') && !fault('no-epoch-advance')) { // fault: server:no-epoch-advance
     await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope);
   }
+  if (!freshOutcomes.some((o) => o.status === 'applied') && fault('pull014-any-push-advances-epoch')) await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope); // fault: server:pull014-any-push-advances-epoch
   if (request.atomic === true && !freshOutcomes.some((o) => o.status === 'applied') && fault('atomic-rollback-advances-epoch')) await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope); // fault: server:atomic-rollback-advances-epoch
   const outcomes = request.mutations.map((m) => byId.get(m.mutation_id) as Outcome);
   const body = canonicalJson({

@@ -12,7 +12,7 @@ import { canonicalJson, checksumObject } from '../../../harness/codec/index.ts';
 import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
-import { liveScopePage, refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
+import { acknowledgeSnapshotBoundary, liveScopePage, refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
 import { digestOf, scopeRows } from '../core/checksums.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
@@ -77,6 +77,7 @@ async function loadSession(db: PoolClient, where: string, values: unknown[]): Pr
 
 /** Everything a session binds must still be current, or the attempt restarts. */
 async function checkCurrent(db: PoolClient, s: Session, client: ClientState, catalog: Catalog, streamGeneration: string, userId: string, clientId: string): Promise<void> {
+  if (fault('pull014-session-ignores-epoch')) s.epoch = client.acceptedWriteEpoch; // fault: server:pull014-session-ignores-epoch
   const lineage = (await readLineage(db, [s.scope])).get(s.scope);
   const assigned = await db.query('SELECT 1 FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND scope_id = $3 AND assigned', [userId, clientId, s.scope]);
   if (
@@ -140,7 +141,9 @@ function tokenPayload(s: Session, userId: string, clientId: string, next: number
 
 /** Builds (or reads back) the page starting at `start`. */
 async function page(db: PoolClient, s: Session, catalog: Catalog, userId: string, clientId: string, start: number): Promise<string> {
+  if (fault('pull013-replay-renders-page-again')) await db.query('DELETE FROM synchro.rebuild_pages WHERE session_id = $1 AND start_ordinal = $2', [s.sessionId, start]); // fault: server:pull013-replay-renders-page-again
   const stored = await db.query<{ body: string }>('SELECT body FROM synchro.rebuild_pages WHERE session_id = $1 AND start_ordinal = $2', [s.sessionId, start]);
+  if (stored.rows[0] !== undefined && fault('pull013-replay-touches-checkpoint')) await acknowledgeSnapshotBoundary(db, { userId, clientId, scope: s.scope, streamGeneration: s.streamGeneration }, s.boundary); // fault: server:pull013-replay-touches-checkpoint
   if (stored.rows[0] !== undefined) return stored.rows[0].body;
   const { rows } = await db.query<{ table_id: string; pk_text: string; row_wire: Record<string, unknown>; server_version: string }>(
     'SELECT table_id, pk_text, row_wire, server_version FROM synchro.rebuild_rows WHERE session_id = $1 AND ordinal >= $2 AND ordinal < $3 ORDER BY ordinal',
@@ -225,6 +228,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
       const existing = fault('restage-repeated-first-request') ? undefined : await loadSession(db, 'user_id = $1 AND client_id = $2 AND rebuild_id = $3', [userId, request.client_id, request.rebuild_id]); // fault: server:restage-repeated-first-request
       if (existing !== undefined) {
         if (existing.scope !== request.scope || existing.pageLimit !== request.limit) throw invalidRequest();
+        if (fault('pull013-first-replay-skips-checks')) return await page(db, existing, catalog, userId, request.client_id, 0); // fault: server:pull013-first-replay-skips-checks
         await checkCurrent(db, existing, client, catalog, streamGeneration, userId, request.client_id);
         admit();
         await gateCapture(db, userId, request.client_id);

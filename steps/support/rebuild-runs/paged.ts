@@ -26,6 +26,28 @@ const attempts = new WeakMap<SyncWorld, Map<string, PagedRebuild>>();
 
 const keyOf = (client: string, scope: string) => `${client}\u0000${scope}`;
 
+/** Per scenario: the attempt each client started last, whatever its scope ("that rebuild"). */
+const latest = new WeakMap<SyncWorld, Map<string, PagedRebuild>>();
+
+function remember(world: SyncWorld, attempt: PagedRebuild): void {
+  attemptsOf(world).set(keyOf(attempt.client, attempt.scope), attempt);
+  const map = latest.get(world) ?? new Map<string, PagedRebuild>();
+  map.set(attempt.client, attempt);
+  latest.set(world, map);
+}
+
+/** The clients that started a paged rebuild in this scenario. */
+export function clientsWithPagedRebuilds(world: SyncWorld): string[] {
+  return [...(latest.get(world)?.keys() ?? [])];
+}
+
+/** The rebuild attempt client `client` started last in this scenario ("that rebuild"). */
+export function latestPagedRebuild(world: SyncWorld, client: string): PagedRebuild {
+  const attempt = latest.get(world)?.get(client);
+  if (attempt === undefined) throw new Error(`client "${client}" has not requested page 1 of a rebuild in this scenario`);
+  return attempt;
+}
+
 function attemptsOf(world: SyncWorld): Map<string, PagedRebuild> {
   let map = attempts.get(world);
   if (map === undefined) {
@@ -39,7 +61,7 @@ function attemptsOf(world: SyncWorld): Map<string, PagedRebuild> {
 export async function startPagedRebuild(world: SyncWorld, client: string, scope: string, limit: number, rebuildId: string): Promise<PagedRebuild> {
   const reply = await world.wire(client).rebuildPage(scope, rebuildId, null, limit);
   const attempt: PagedRebuild = { client, scope, rebuildId, limit, pages: [reply] };
-  attemptsOf(world).set(keyOf(client, scope), attempt);
+  remember(world, attempt);
   return attempt;
 }
 
@@ -50,7 +72,7 @@ export async function startPagedRebuild(world: SyncWorld, client: string, scope:
  */
 export function adoptPagedRebuild(world: SyncWorld, client: string, scope: string, limit: number, rebuildId: string, first: Reply): PagedRebuild {
   const attempt: PagedRebuild = { client, scope, rebuildId, limit, pages: [first] };
-  attemptsOf(world).set(keyOf(client, scope), attempt);
+  remember(world, attempt);
   return attempt;
 }
 

@@ -1,0 +1,65 @@
+/**
+ * Steps of SYNC-PULL-013 Rebuild Page Replay: the harness client's finished
+ * rebuild, each of its requests sent again byte for byte, and what the
+ * repeats returned or left on the server (checkpoints through server
+ * inspection, the scope-set version through a later pull).
+ */
+import { Given, Then } from '@cucumber/cucumber';
+import { checkpointsOf, recordedOf } from '../support/rebuild-replays/recorded.ts';
+import { pageExchange } from '../support/rebuild-replays/requests.ts';
+import { clientsWithPagedRebuilds, latestPagedRebuild } from '../support/rebuild-runs/paged.ts';
+import type { SyncWorld } from '../support/world.ts';
+
+/** The one harness client that started a paged rebuild in this scenario ("that rebuild" names its last one). */
+function rebuildingClient(world: SyncWorld): string {
+  const rebuilding = clientsWithPagedRebuilds(world);
+  if (rebuilding.length !== 1) throw new Error(`"that rebuild" needs exactly one harness client that started a rebuild, not ${rebuilding.length}`);
+  return rebuilding[0] as string;
+}
+
+Given('the rebuild took {int} pages', function (this: SyncWorld, count: number) {
+  const attempt = latestPagedRebuild(this, rebuildingClient(this));
+  const shape = attempt.pages.map((page) => `${page.status} has_more=${page.json?.has_more}`);
+  const expected = attempt.pages.map((_, index) => `200 has_more=${index < attempt.pages.length - 1}`);
+  this.assert.equal(attempt.pages.length, count, `pages of the rebuild of ${attempt.scope}: ${shape.join('; ')}`);
+  this.assert.equal(shape, expected, `the pages of the rebuild of ${attempt.scope}`);
+});
+
+Then(/^the response body is byte-identical to the first response to page (\d+) of that rebuild$/, function (this: SyncWorld, page: string) {
+  const reply = this.lastReply();
+  const first = pageExchange(this, rebuildingClient(this), Number(page));
+  this.assert.equal(reply.endpoint, 'rebuild', `the last answer is a rebuild answer: ${reply.text.slice(0, 300)}`);
+  this.assert.equal(reply.requestText, first.requestText, `the repeated request carries the bytes of the request for page ${page}`);
+  this.assert.equal({ status: reply.status, text: reply.text }, { status: first.status, text: first.text }, `the answer to the repeated request for page ${page} against the first answer`);
+});
+
+Given(/^the final rebuild page holds 0 records and a non-null "final_scope_cursor"$/, function (this: SyncWorld) {
+  const attempt = latestPagedRebuild(this, rebuildingClient(this));
+  const last = attempt.pages[attempt.pages.length - 1];
+  this.assert.equal(last?.status, 200, `the last page of the rebuild of ${attempt.scope} was answered ${last?.status}: ${last?.text.slice(0, 300)}`);
+  this.assert.equal({ has_more: last?.json?.has_more, records: last?.json?.records }, { has_more: false, records: [] }, `the one page of the rebuild of ${attempt.scope}`);
+  this.assert.ok(typeof last?.json?.final_scope_cursor === 'string', `the final page of ${attempt.scope} carries a final_scope_cursor: ${last?.text.slice(0, 300)}`);
+});
+
+Given('server inspection records the checkpoints of {string} as {string}', async function (this: SyncWorld, name: string, label: string) {
+  recordedOf(this).checkpoints.set(label, await checkpointsOf(this, name));
+});
+
+Given('the harness has recorded the {string} of {string} as {string}', function (this: SyncWorld, memberName: string, name: string, label: string) {
+  if (memberName !== 'scope_set_version') throw new Error(`only the "scope_set_version" of a harness client is recorded, not "${memberName}"`);
+  recordedOf(this).versions.set(label, this.wire(name).scopeSetVersion);
+});
+
+Then('server inspection shows the checkpoints of {string} equal to the {string} ones', async function (this: SyncWorld, name: string, label: string) {
+  const before = recordedOf(this).checkpoints.get(label);
+  if (before === undefined) throw new Error(`no checkpoints were recorded as "${label}" earlier in this scenario`);
+  this.assert.equal(await checkpointsOf(this, name), before, `the checkpoints of client "${name}" against those recorded as "${label}"`);
+});
+
+Then('member {string} equals the recorded {string}', function (this: SyncWorld, memberName: string, label: string) {
+  const expected = recordedOf(this).versions.get(label);
+  if (expected === undefined) throw new Error(`no value was recorded as "${label}" earlier in this scenario`);
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+  this.assert.equal(reply.json?.[memberName], expected, `member "${memberName}" of the ${reply.endpoint} response against the value recorded as "${label}"`);
+});
