@@ -45,7 +45,7 @@ Feature: Durable Queue Invariant
         INSERT INTO tasks (id, owner_id, title, done) VALUES ('t3', 'alice', 'Water plants', false);
         """
       And the proxy holds the next "push" request of client "A" without forwarding it
-      When client "A" syncs
+      When client "A" syncs in the background
       And the harness kills client "A" while the proxy holds that request
       And the proxy drops the held request
       And the harness restarts client "A"

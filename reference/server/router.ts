@@ -132,7 +132,8 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
       release = options.admission?.enter((req.url ?? '/').split('?')[0] as string) ?? (() => {});
     };
     try {
-      send(res, 200, await run(userId, value, admit));
+      const result = await run(userId, value, admit);
+      send(res, 200, fault('bound001-adapter-renders-push') && req.url === '/sync/push' ? JSON.stringify(JSON.parse(result), null, 1) : result); // fault: server:bound001-adapter-renders-push
     } finally {
       release();
     }

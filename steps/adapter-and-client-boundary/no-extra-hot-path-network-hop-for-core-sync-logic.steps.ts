@@ -19,15 +19,6 @@ serverNetworkPhrase(/^the server process may reach only its PostgreSQL database 
 const SYNC_ENDPOINTS = ['connect', 'push', 'pull', 'rebuild'] as const;
 const OTHER_CLIENT_TITLE = 'Changed elsewhere';
 
-When('client {string} pushes a batch inserting task {string} owned by {string} with title {string}', async function (this: SyncWorld, name: string, id: string, owner: string, title: string) {
-  const client = this.wire(name);
-  await client.push([client.mutation({ op: 'insert', table: 'tasks', pk: id, columns: { owner_id: owner, title } })]);
-});
-
-When('client {string} requests the first rebuild page of {string}', async function (this: SyncWorld, name: string, scope: string) {
-  await this.wire(name).rebuildPage(scope, crypto.randomUUID(), null);
-});
-
 Then('server inspection shows that, while serving that request, the server process reached only its PostgreSQL database over the network and did the {string} work on it', async function (this: SyncWorld, endpoint: string) {
   const server = await this.readyServer();
   const network = networkOf(server);

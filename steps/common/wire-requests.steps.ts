@@ -198,3 +198,13 @@ When('client {string} has pushed an update of product {string} setting {string} 
   if (reply.status !== 200 || accepted.length !== 1) throw new Error(`the update of ${id} by client "${name}" was not accepted: ${reply.status} ${reply.text}`);
   await awaitCapture(this);
 });
+
+// Shared by SYNC-BOUND-006 and SYNC-BOUND-001: one request of each sync endpoint, the way an ordinary client makes it.
+When('client {string} pushes a batch inserting task {string} owned by {string} with title {string}', async function (this: SyncWorld, name: string, id: string, owner: string, title: string) {
+  const client = this.wire(name);
+  await client.push([client.mutation({ op: 'insert', table: 'tasks', pk: id, columns: { owner_id: owner, title } })]);
+});
+
+When('client {string} requests the first rebuild page of {string}', async function (this: SyncWorld, name: string, scope: string) {
+  await this.wire(name).rebuildPage(scope, randomUUID(), null);
+});

@@ -27,6 +27,8 @@ export interface TableSpec {
   conditional: { column: string; value: string; scope: string }[];
   /** Extra placements made only for rows whose `column` is not null (the template usually names it). */
   whenSet: { template: string; column: string }[];
+  /** Placements in one scope per comma-separated item of `column`, the item standing for the template's `{...}` part. */
+  eachListed?: { template: string; column: string }[];
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
@@ -75,6 +77,13 @@ function scopeExpression(template: string): string {
   return parts.map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part))).join(' || ');
 }
 
+/** `team:{id}` with the `{...}` part taken from the list item `e.item`. */
+function listedScopeExpression(template: string): string {
+  const [prefix, suffix] = template.split(/\{[^}]+\}/);
+  if (suffix === undefined) throw new Error(`scope template "${template}" has no {...} part for the list item`);
+  return [literal(prefix ?? ''), 'e.item', ...(suffix === '' ? [] : [literal(suffix)])].join(' || ');
+}
+
 // A table name may hold characters an unquoted function name cannot ("doc:x"): the function's name replaces them.
 /** The registered relation's name, quoted only where a plain identifier cannot spell it ("doc:x"). */
 const relationName = (table: TableSpec) => `public.${/^[a-z_][a-z0-9_]*$/.test(table.name) ? table.name : ident(table.name)}`;
@@ -97,6 +106,7 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
     ...table.whenSet.map((rule) => `SELECT ${scopeExpression(rule.template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)} IS NOT NULL`),
+    ...(table.eachListed ?? []).map((rule) => `SELECT ${listedScopeExpression(rule.template)} FROM ${source} r CROSS JOIN LATERAL unnest(string_to_array(r.${ident(rule.column)}::text, ',')) AS e(item) WHERE r.${ident(key.name)} = p_key AND e.item <> ''`),
   ];
   return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
   ${branches.join('\n  UNION ')};
@@ -150,14 +160,15 @@ export class ScenarioModel {
       const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')})${table.partitions === undefined ? '' : ` PARTITION BY RANGE (${ident(key.name)})`};`;
       if (table.partitions !== undefined) sql += `\n${partitionsSql(table, key)}`;
-      const placed = table.placements.length > 0 || table.conditional.length > 0 || table.whenSet.length > 0;
+      const listed = (table.eachListed ?? []).length > 0;
+      const placed = table.placements.length > 0 || table.conditional.length > 0 || table.whenSet.length > 0 || listed;
       const membershipFunction = placed ? membershipFunctionName(table) : null;
       if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
         relation: relationName(table),
         membershipFunction,
-        composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
+        composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 || listed ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
         ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
       });

@@ -52,6 +52,7 @@ export function clearScopeRows(ctx: Ctx, scopeId: string): void {
   if (fault('pull019-prune-keeps-rows')) return void ctx.db.prepare('DELETE FROM _synchro_scope_rows WHERE scope_id = ?').run(scopeId); // fault: client:pull019-prune-keeps-rows
   const rows = ctx.db.prepare('SELECT table_id, record_id FROM _synchro_scope_rows WHERE scope_id = ?').all(scopeId) as { table_id: string; record_id: string }[];
   ctx.db.prepare('DELETE FROM _synchro_scope_rows WHERE scope_id = ?').run(scopeId);
+  if (fault('local005-revoke-keeps-shared-edges')) for (const r of rows) if (ctx.db.prepare('SELECT 1 FROM _synchro_scope_rows WHERE table_id = ? AND record_id = ?').get(r.table_id, r.record_id) !== undefined) addProvenance(ctx, scopeId, r.table_id, r.record_id, 0); // fault: client:local005-revoke-keeps-shared-edges
   for (const r of rows) removeIfOrphan(ctx, r.table_id, r.record_id);
 }
 

@@ -38,6 +38,7 @@ async function updatesFor(db: PoolClient, userId: string, request: PullRequest, 
 export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
   if (fault('reconcile-before-request-checks')) await reconcileAhead(pool, userId, value); // fault: server:reconcile-before-request-checks
   if (fault('zero-generation-as-first') && (value as { client_generation?: unknown }).client_generation === 0) (value as { client_generation: number }).client_generation = 1; // fault: server:zero-generation-as-first
+  if (fault('bound005-pull-drops-unknown-members')) value = Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([member]) => ['client_id', 'client_generation', 'schema', 'scope_set_version', 'scopes', 'limit'].includes(member))); // fault: server:bound005-pull-drops-unknown-members
   const parsed = validate('pull-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: PullRequest = parsed.value;

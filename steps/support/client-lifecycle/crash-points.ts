@@ -14,5 +14,7 @@ export async function armCrashPoint(world: SyncWorld, name: string, point: strin
   if (!points.includes(point)) return undeterminedWithout(world, `client "${name}" offers no crash point "${point}" (it lists ${points.join(', ') || 'none'})`);
   await client.call('armCrash', { point });
   queueState(world).crashArmed.set(name, point);
+  // A sync that ended before the point was armed (a background's) says nothing about where the process died.
+  world.lastSync.delete(name);
   return undefined;
 }
