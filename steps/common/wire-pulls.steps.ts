@@ -52,3 +52,19 @@ Then('the changes of the drain, concatenated in order, are exactly:', async func
   const expected = table.hashes().map((row) => [row.scope, row.table, row.op, row.pk, ...columns.map((column) => `${column}=${row[column] ?? ''}`)].join(' '));
   this.assert.equal(actual, expected, 'the changes of the drain, in the order the pages delivered them');
 });
+
+Then('the drain took {int} pull responses', function (this: SyncWorld, count: number) {
+  const pages = lastDrain(this);
+  const shape = pages.map((page) => `has_more=${page.json?.has_more} changes=${page.json?.changes?.length}`);
+  this.assert.equal(pages.length, count, `pull responses of the drain: ${shape.join('; ')}`);
+});
+
+Then('every response of the drain except the last has member {string} true and exactly {int} changes', function (this: SyncWorld, member: string, count: number) {
+  const pages = lastDrain(this);
+  const nonterminal = pages.slice(0, -1);
+  const shape = nonterminal.map((page) => `${member}=${page.json?.[member]} changes=${page.json?.changes?.length}`);
+  this.assert.equal(shape, nonterminal.map(() => `${member}=true changes=${count}`), `the responses of the drain before its last`);
+  // The last page holds what is left: at least one change when the drain took more than one page, never more than the limit.
+  const last = pages.at(-1)?.json?.changes?.length ?? -1;
+  this.assert.ok(last >= (pages.length > 1 ? 1 : 0) && last <= count, `the last response of the drain holds ${last} changes, not between ${pages.length > 1 ? 1 : 0} and ${count}`);
+});

@@ -12,6 +12,7 @@ import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
 import type { ChangeSource } from '../core/wire-change.ts';
+import { limitBeforeDedupe, windowFromSmallestCursor } from './eligibility-faults.ts';
 
 /** One scope effect: a change (core/wire-change.ts) at its stream position. */
 export interface Candidate extends ChangeSource {
@@ -151,6 +152,8 @@ export async function mergeStreams(
   boundary: Position,
   limit: number,
 ): Promise<Merged> {
+  if (fault('window-from-smallest-cursor')) return await windowFromSmallestCursor(db, scopes, generation, boundary, limit); // fault: server:window-from-smallest-cursor
+  if (fault('limit-before-dedupe')) return await limitBeforeDedupe(db, scopes, generation, boundary, limit); // fault: server:limit-before-dedupe
   const whole = fault('dedupe-keeps-oldest');
   const chunk = whole ? limit + 1 : Math.min(limit + 1, Math.ceil((limit + 1) / Math.max(1, scopes.length)) + 1);
   const streams = scopes.map(({ scope, after }) => ({ scope, after, rows: [] as Candidate[], next: 0, done: false }));

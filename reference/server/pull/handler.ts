@@ -26,6 +26,7 @@ import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scop
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
 import { type Candidate, mergeStreams, positionOf } from './changes.ts';
+import { sourceHead } from './eligibility-faults.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
 async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {
@@ -87,6 +88,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       const exhausted = done.has(scope);
       let position: Position | undefined;
       if (exhausted) position = boundary;
+      if (exhausted && fault('cursor-at-source-head')) position = await sourceHead(db); // fault: server:cursor-at-source-head
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
       if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
     }
