@@ -6,6 +6,7 @@
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { drain, drainChanges, lastDrain } from '../support/pull-drains/drain.ts';
+import { memberText, recordedPull, recordLastPull } from '../support/pull-eligibility/recorded.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -67,4 +68,14 @@ Then('every response of the drain except the last has member {string} true and e
   // The last page holds what is left: at least one change when the drain took more than one page, never more than the limit.
   const last = pages.at(-1)?.json?.changes?.length ?? -1;
   this.assert.ok(last >= (pages.length > 1 ? 1 : 0) && last <= count, `the last response of the drain holds ${last} changes, not between ${pages.length > 1 ? 1 : 0} and ${count}`);
+});
+
+When('the harness records that response as {string}', function (this: SyncWorld, label: string) {
+  recordLastPull(this, label);
+});
+
+Then('member {string} of {string} and of {string} are byte-identical', function (this: SyncWorld, name: string, first: string, second: string) {
+  const [a, b] = [memberText(recordedPull(this, first), name), memberText(recordedPull(this, second), name)];
+  this.assert.ok(a !== undefined, `response "${first}" has no member "${name}"`);
+  this.assert.equal(b, a, `member "${name}" of "${second}" against "${first}"`);
 });

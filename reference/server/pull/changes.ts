@@ -12,7 +12,7 @@ import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
 import type { ChangeSource } from '../core/wire-change.ts';
-import { limitBeforeDedupe, windowFromSmallestCursor } from './eligibility-faults.ts';
+import { limitBeforeDedupe, moveToLookahead, windowFromSmallestCursor } from './eligibility-faults.ts';
 
 /** One scope effect: a change (core/wire-change.ts) at its stream position. */
 export interface Candidate extends ChangeSource {
@@ -179,6 +179,7 @@ export async function mergeStreams(
     best.next++;
   }
   const selected = picked.slice(0, limit);
+  if (fault('cursor-at-next-candidate')) moveToLookahead(selected, picked[limit]); // fault: server:cursor-at-next-candidate
   const exhausted = new Set<string>();
   for (const s of streams) {
     // Everything read was selected; whether the stream has more is known, or one more row tells.

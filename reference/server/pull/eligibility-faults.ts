@@ -1,7 +1,8 @@
 /**
- * Behaviour only the sensitivity run reaches (SYNC-PULL-001): pull pages as
- * a server that gets per-scope eligibility wrong would build them. The merge
- * in changes.ts keeps the correct behaviour and a one-line switch to these.
+ * Behaviour only the sensitivity run reaches (SYNC-PULL-001, SYNC-PULL-003):
+ * pull pages as a server that gets per-scope eligibility or cursor progress
+ * wrong would build them. The merge in changes.ts keeps the correct
+ * behaviour and a one-line switch to these.
  */
 import type { ClientBase } from 'pg';
 import { parseLsn } from '../core/lsn.ts';
@@ -96,4 +97,19 @@ export async function limitBeforeDedupe(db: ClientBase, streams: Stream[], gener
 export async function sourceHead(db: ClientBase): Promise<Position> {
   const { rows } = await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
   return { kind: 'transaction_end', lsn: parseLsn(rows[0]?.lsn as string) };
+}
+
+/**
+ * The cursor names the next candidate instead of the last delivered one:
+ * the last selected candidate of the look-ahead's scope takes the
+ * look-ahead's position, and since a pull resumes after its cursor, that
+ * candidate is never delivered.
+ */
+export function moveToLookahead(selected: Candidate[], lookahead: Candidate | undefined): void {
+  if (lookahead === undefined) return;
+  const last = selected.filter((c) => c.scope === lookahead.scope).at(-1);
+  if (last === undefined) return;
+  last.lsn = lookahead.lsn;
+  last.event = lookahead.event;
+  last.effect = lookahead.effect;
 }

@@ -88,8 +88,9 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       const exhausted = done.has(scope);
       let position: Position | undefined;
       if (exhausted) position = boundary;
-      if (exhausted && fault('cursor-at-source-head')) position = await sourceHead(db); // fault: server:cursor-at-source-head
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
+      if (exhausted && fault('cursor-at-source-head')) position = await sourceHead(db); // fault: server:cursor-at-source-head
+      if (fault('cursor-at-event-end') && position?.kind === 'effect') position = { ...position, effect: 2147483647 }; // fault: server:cursor-at-event-end
       if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
     }
 
