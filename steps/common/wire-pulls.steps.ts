@@ -79,3 +79,19 @@ Then('member {string} of {string} and of {string} are byte-identical', function 
   this.assert.ok(a !== undefined, `response "${first}" has no member "${name}"`);
   this.assert.equal(b, a, `member "${name}" of "${second}" against "${first}"`);
 });
+
+Given('the harness has recorded the cursors of {string} as {string}', function (this: SyncWorld, name: string, label: string) {
+  const cursors = generationsState(this).cursors;
+  if (cursors.has(label)) throw new Error(`cursors were already recorded as "${label}" in this scenario`);
+  const held = new Map(this.wire(name).cursors);
+  if (![...held.values()].some((c) => typeof c === 'string')) throw new Error(`client "${name}" holds no cursor to record as "${label}"`);
+  cursors.set(label, held);
+});
+
+// Every scope presents the recorded cursor (a scope recorded without one presents null), whatever the client holds now.
+When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
+  const recorded = generationsState(this).cursors.get(label);
+  if (recorded === undefined) throw new Error(`no cursors were recorded as "${label}" earlier in this scenario`);
+  const scopes = Object.fromEntries([...recorded].map(([scope, cursor]) => [scope, { cursor }]));
+  await this.wire(name).pull({ '/scopes': scopes }, { limit });
+});

@@ -12,7 +12,7 @@ import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
 import type { ChangeSource } from '../core/wire-change.ts';
-import { limitBeforeDedupe, moveToLookahead, windowFromSmallestCursor } from './eligibility-faults.ts';
+import { limitBeforeDedupe, localeScopeOrder, moveToLookahead, windowFromSmallestCursor } from './eligibility-faults.ts';
 
 /** One scope effect: a change (core/wire-change.ts) at its stream position. */
 export interface Candidate extends ChangeSource {
@@ -112,7 +112,9 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 export function mergeOrder(a: Candidate, b: Candidate): number {
+  if (fault('merge-scope-by-scope') && a.scope !== b.scope) return compareBytes(utf8(a.scope), utf8(b.scope)); // fault: server:merge-scope-by-scope
   if (a.lsn !== b.lsn) return a.lsn < b.lsn ? -1 : 1;
+  if (fault('scope-order-by-locale') && a.event === b.event && a.effect === b.effect && a.scope !== b.scope) return localeScopeOrder(a, b); // fault: server:scope-order-by-locale
   return (
     a.event - b.event ||
     a.effect - b.effect ||
@@ -188,5 +190,6 @@ export async function mergeStreams(
     if (!s.done) await refill(s, 1);
     if (s.done && s.rows.length === s.next) exhausted.add(s.scope);
   }
+  if (fault('has-more-when-page-full')) return { selected, hasMore: selected.length === limit, exhausted }; // fault: server:has-more-when-page-full
   return { selected, hasMore: picked.length > limit, exhausted };
 }

@@ -1,7 +1,7 @@
 /**
- * Behaviour only the sensitivity run reaches (SYNC-PULL-001, SYNC-PULL-003):
- * pull pages as a server that gets per-scope eligibility or cursor progress
- * wrong would build them. The merge in changes.ts keeps the correct
+ * Behaviour only the sensitivity run reaches (SYNC-PULL-001, SYNC-PULL-002,
+ * SYNC-PULL-003): pull pages as a server that gets per-scope eligibility,
+ * the merge or cursor progress wrong would build them. The merge in changes.ts keeps the correct
  * behaviour and a one-line switch to these.
  */
 import type { ClientBase } from 'pg';
@@ -113,3 +113,23 @@ export function moveToLookahead(selected: Candidate[], lookahead: Candidate | un
   last.event = lookahead.event;
   last.effect = lookahead.effect;
 }
+
+/** What each client was sent, remembered by a server that tracks deliveries itself instead of trusting the cursors. */
+const sentTo = new Map<string, Set<string>>();
+
+/**
+ * Drops from the page every change this client was sent before and
+ * remembers the rest, so a page depends on the client's history and not only
+ * on the presented cursors and the boundary.
+ */
+export function dropSentBefore(clientId: string, selected: Candidate[]): void {
+  const sent = sentTo.get(clientId) ?? new Set<string>();
+  sentTo.set(clientId, sent);
+  const key = (c: Candidate) => `${c.scope}\u0000${c.tableId}\u0000${c.pkText}\u0000${c.serverVersion}`;
+  const kept = selected.filter((c) => !sent.has(key(c)));
+  selected.splice(0, selected.length, ...kept);
+  for (const c of kept) sent.add(key(c));
+}
+
+/** Scope IDs compared under the host's locale collation instead of as unsigned UTF-8 bytes. */
+export const localeScopeOrder = (a: Candidate, b: Candidate): number => a.scope.localeCompare(b.scope);
