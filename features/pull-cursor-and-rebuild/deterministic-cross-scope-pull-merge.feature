@@ -44,7 +44,7 @@ Feature: Deterministic Cross Scope Pull Merge
         """
       And capture has materialized every committed source transaction
       When the harness client "H" pulls with limit 10 presenting its current cursors
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes, in this order:
         | scope  | table | op     | pk  |
         | list:b | tasks | upsert | t-1 |
         | list:a | tasks | upsert | t-2 |
@@ -60,7 +60,7 @@ Feature: Deterministic Cross Scope Pull Merge
         INSERT INTO public.tasks (id, list_id, also_list, title) VALUES ('t-9', '<list_id>', '<also_list>', 'shared');
         """
       When the harness client "B" pulls with limit 10 presenting its current cursors
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes, in this order:
         | scope              | table | op     | pk  |
         | list:<first_list>  | tasks | upsert | t-9 |
         | list:<second_list> | tasks | upsert | t-9 |

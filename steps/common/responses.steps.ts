@@ -281,3 +281,9 @@ Then(/^member "([^"]+)" is (true|false)$/, function (this: SyncWorld, name: stri
   this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
   this.assert.equal(reply.json?.[name], flag === 'true', `member "${name}" of the ${reply.endpoint} response`);
 });
+
+Then('the response has member {string}', function (this: SyncWorld, pointer: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  this.assert.notEqual(member(reply.json, pointer), undefined, `the ${reply.endpoint} response has no member ${pointer}: ${reply.text.slice(0, 500)}`);
+});

@@ -4,6 +4,7 @@
  * harness commits, and waiting until capture has materialized them.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { placeUnderRegisteredTable } from '../support/effect-progress/registered-parent.ts';
 import type { ColumnSpec } from '../support/model.ts';
 import { claim } from '../support/scope-dependencies/registration.ts';
 import { ident, relationParts, type SourceRow, templateColumns } from '../support/scope-dependencies/rules.ts';
@@ -125,10 +126,12 @@ When('the harness commits on the source database and records the commit position
 
 Given(
   'table {string} places each row in the scope {string} of the {string} row whose {string} equals its {string}',
-  function (this: SyncWorld, target: string, template: string, relation: string, key: string, reference: string) {
+  async function (this: SyncWorld, target: string, template: string, relation: string, key: string, reference: string) {
     const state = dependencyState(this);
     const parent = state.captureOnly.get(relation);
-    if (!parent) throw new Error(`"${relation}" is not a capture-only dependency of this scenario`);
+    // A parent the scenario registers for sync itself: the dependent is installed right after it.
+    if (!parent && this.model.tables.has(relation)) return await placeUnderRegisteredTable(this, target, template, relation, key, reference);
+    if (!parent) throw new Error(`"${relation}" is neither a capture-only dependency nor a registered table of this scenario`);
     const unknown = templateColumns(template).filter((c) => c !== parent.key && !parent.fields.includes(c));
     if (unknown.length > 0) throw new Error(`scope template ${template} names fields ${unknown.join(', ')} that ${relation} does not capture`);
     claim(this, target);

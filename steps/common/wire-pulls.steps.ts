@@ -6,6 +6,7 @@
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { drain, drainChanges, lastDrain } from '../support/pull-drains/drain.ts';
+import { memberText, recordedPull, recordLastPull } from '../support/pull-eligibility/recorded.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -51,4 +52,46 @@ Then('the changes of the drain, concatenated in order, are exactly:', async func
   for (const change of changes) actual.push(await describe(change));
   const expected = table.hashes().map((row) => [row.scope, row.table, row.op, row.pk, ...columns.map((column) => `${column}=${row[column] ?? ''}`)].join(' '));
   this.assert.equal(actual, expected, 'the changes of the drain, in the order the pages delivered them');
+});
+
+Then('the drain took {int} pull responses', function (this: SyncWorld, count: number) {
+  const pages = lastDrain(this);
+  const shape = pages.map((page) => `has_more=${page.json?.has_more} changes=${page.json?.changes?.length}`);
+  this.assert.equal(pages.length, count, `pull responses of the drain: ${shape.join('; ')}`);
+});
+
+Then('every response of the drain except the last has member {string} true and exactly {int} changes', function (this: SyncWorld, member: string, count: number) {
+  const pages = lastDrain(this);
+  const nonterminal = pages.slice(0, -1);
+  const shape = nonterminal.map((page) => `${member}=${page.json?.[member]} changes=${page.json?.changes?.length}`);
+  this.assert.equal(shape, nonterminal.map(() => `${member}=true changes=${count}`), `the responses of the drain before its last`);
+  // The last page holds what is left: at least one change when the drain took more than one page, never more than the limit.
+  const last = pages.at(-1)?.json?.changes?.length ?? -1;
+  this.assert.ok(last >= (pages.length > 1 ? 1 : 0) && last <= count, `the last response of the drain holds ${last} changes, not between ${pages.length > 1 ? 1 : 0} and ${count}`);
+});
+
+When('the harness records that response as {string}', function (this: SyncWorld, label: string) {
+  recordLastPull(this, label);
+});
+
+Then('member {string} of {string} and of {string} are byte-identical', function (this: SyncWorld, name: string, first: string, second: string) {
+  const [a, b] = [memberText(recordedPull(this, first), name), memberText(recordedPull(this, second), name)];
+  this.assert.ok(a !== undefined, `response "${first}" has no member "${name}"`);
+  this.assert.equal(b, a, `member "${name}" of "${second}" against "${first}"`);
+});
+
+Given('the harness has recorded the cursors of {string} as {string}', function (this: SyncWorld, name: string, label: string) {
+  const cursors = generationsState(this).cursors;
+  if (cursors.has(label)) throw new Error(`cursors were already recorded as "${label}" in this scenario`);
+  const held = new Map(this.wire(name).cursors);
+  if (![...held.values()].some((c) => typeof c === 'string')) throw new Error(`client "${name}" holds no cursor to record as "${label}"`);
+  cursors.set(label, held);
+});
+
+// Every scope presents the recorded cursor (a scope recorded without one presents null), whatever the client holds now.
+When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
+  const recorded = generationsState(this).cursors.get(label);
+  if (recorded === undefined) throw new Error(`no cursors were recorded as "${label}" earlier in this scenario`);
+  const scopes = Object.fromEntries([...recorded].map(([scope, cursor]) => [scope, { cursor }]));
+  await this.wire(name).pull({ '/scopes': scopes }, { limit });
 });

@@ -172,6 +172,25 @@ test('a project moving to another team in one transaction moves its tasks: a row
   });
 });
 
+test('the effects one project move derives are numbered from zero within each scope, in key order', async () => {
+  await withCapture(projectSetup('public.project_tasks'), async (h) => {
+    await h.sql.query("INSERT INTO public.tasks (id, project_id) VALUES ('k0', 'p1')");
+    await catchUp(h);
+    await h.sql.query("UPDATE public.projects SET team = 'B' WHERE id = 'p1'");
+    await catchUp(h);
+    const { rows } = await h.sql.query<{ x: string }>(
+      `SELECT e.scope_id || ' ' || e.pk_text || ' ' || e.op || ' ' || e.event_ordinal || '/' || e.effect_ordinal AS x
+         FROM synchro.scope_effects e WHERE e.commit_lsn = (SELECT max(commit_lsn) FROM synchro.wal_transactions)
+        ORDER BY e.scope_id, e.event_ordinal, e.effect_ordinal`,
+    );
+    // The project itself is capture-only, so each scope holds only the moved tasks: 0, 1, 2 in each.
+    assert.deepEqual(
+      rows.map((r) => r.x),
+      ['team:A k0 delete 0/0', 'team:A k1 delete 0/1', 'team:A k2 delete 0/2', 'team:B k0 upsert 0/0', 'team:B k1 upsert 0/1', 'team:B k2 upsert 0/2'],
+    );
+  });
+});
+
 test('an impact function that ignores the old image leaves edges a from-scratch evaluation does not have', async () => {
   await withCapture(projectSetup('public.project_tasks_new_only'), async (h) => {
     await catchUp(h);

@@ -90,6 +90,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     const verified = c.row === undefined ? undefined : verifyRow('pulling', schema.hash, table, c.row, pk, c.server_version, c.row_checksum);
     return { change: c, table, recordId: recordIdOf(table.pk.type, pk), verified };
   });
+  if (fault('cursors-before-rows')) for (const [s, cursor] of Object.entries(page.scope_cursors)) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(cursor, s); // fault: client:cursors-before-rows
   return durably(ctx, () => serverApply(ctx.db, () => {
     for (const r of removed) removeScope(ctx, r);
     for (const a of page.scope_updates.add) addScope(ctx, a.id, null);
@@ -110,6 +111,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
       if (fault('keep-greater-cursor') && String(cursor) < String((ctx.db.prepare('SELECT cursor FROM _synchro_scopes WHERE scope_id = ?').get(s) as { cursor: string | null } | undefined)?.cursor ?? '')) continue; // fault: client:keep-greater-cursor
       ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(fault('trim-cursor') ? String(cursor).trim() : cursor, s); // fault: client:trim-cursor
     }
+    if (fault('cursor-copied-to-other-scopes')) for (const s of active) if (page.scope_cursors[s] === undefined && !rebuild.has(s) && Object.values(page.scope_cursors)[0] !== undefined) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(Object.values(page.scope_cursors)[0], s); // fault: client:cursor-copied-to-other-scopes
     for (const s of rebuild) markRebuild(ctx, s);
     const mismatched: string[] = [];
     if (!page.has_more) {

@@ -125,8 +125,10 @@ export async function impactedRows(
  * (a tombstone when it is soft-deleted), leaving is a rowless delete.
  * Rows the transaction changed itself were already evaluated, so their
  * diff is empty here. Effects sit after every changed row's effects of the
- * transaction: at its last event ordinal, effect ordinals from 1 on.
- * Returns the number of effects written.
+ * transaction, at its last event ordinal; the effect ordinals of that event
+ * are then numbered from zero within each scope in the order (logical table
+ * ID bytes, typed key identity bytes, operation rank), the changed row's own
+ * effect included. Returns the number of effects written.
  */
 export async function reevaluateImpacted(
   db: ClientBase,
@@ -139,7 +141,9 @@ export async function reevaluateImpacted(
   for (const tableId of [...impacted.keys()].sort(utf8Order)) {
     const t = tables.get(tableId) as RegisteredTable;
     const def = t.def;
-    for (const pkText of [...(impacted.get(tableId) as Set<string>)].sort(utf8Order)) {
+    const identityOf = (pkText: string) => Buffer.from(rowIdentityFromWire(tableId, def.pkFieldId, def.pkType, def.pkType === 'int' ? Number(pkText) : pkText));
+    // Typed key order (2 before 10), which is the order of the identity bytes, not of the key text.
+    for (const pkText of [...(impacted.get(tableId) as Set<string>)].sort((a, b) => Buffer.compare(identityOf(a), identityOf(b)))) {
       const { rows } = await db.query<{ row_wire: Record<string, unknown> | null; server_version: string; deleted: boolean }>(
         'SELECT row_wire, server_version, deleted FROM synchro.projections WHERE table_id = $1 AND pk_text = $2 AND row_source IS NOT NULL',
         [tableId, pkText],
@@ -151,14 +155,14 @@ export async function reevaluateImpacted(
       const entering = after.filter((s) => !before.includes(s));
       const leaving = before.filter((s) => !after.includes(s)).sort(utf8Order);
       if (entering.length === 0 && leaving.length === 0) continue;
-      const identity = Buffer.from(rowIdentityFromWire(tableId, def.pkFieldId, def.pkType, def.pkType === 'int' ? Number(pkText) : pkText));
+      const identity = identityOf(pkText);
       const effect = async (scope: string, op: 'upsert' | 'delete', wire: Record<string, unknown> | null) => {
         effectOrdinal++;
         await supersede(db, at.generation, [{ scope_id: scope, table_id: tableId, pk_bytes: identity.toString('hex') }]);
         await db.query(
           `INSERT INTO synchro.scope_effects (scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal, table_id, pk_text, pk_bytes, op_rank, op, server_version, row_wire)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          [scope, at.generation, at.commit, at.eventOrdinal, effectOrdinal, tableId, pkText, identity, op === 'upsert' ? 1 : 0, op, p.server_version, wire === null ? null : JSON.stringify(wire)],
+          [scope, at.generation, at.commit, at.eventOrdinal, PROVISIONAL_ORDINAL + effectOrdinal, tableId, pkText, identity, op === 'upsert' ? 1 : 0, op, p.server_version, wire === null ? null : JSON.stringify(wire)],
         );
       };
       for (const scope of entering) {
@@ -179,5 +183,33 @@ export async function reevaluateImpacted(
       }
     }
   }
+  if (effectOrdinal > 0) await numberEffectsOfEvent(db, at);
   return effectOrdinal;
+}
+
+/** Impact effects are written above every ordinal an event's own effects use, then numbered in place. */
+const PROVISIONAL_ORDINAL = 500_000_000;
+
+/**
+ * Gives the effects of one event their final ordinals: zero-based within
+ * each scope, in (logical table ID bytes, key identity bytes, operation
+ * rank) order. The own effects are first moved out of the way, so no
+ * intermediate row collides with another's position.
+ */
+async function numberEffectsOfEvent(db: ClientBase, at: { generation: string; commit: string; eventOrdinal: number }): Promise<void> {
+  const params = [at.generation, at.commit, at.eventOrdinal];
+  await db.query(
+    `UPDATE synchro.scope_effects SET effect_ordinal = effect_ordinal + ${2 * PROVISIONAL_ORDINAL}
+      WHERE stream_generation = $1 AND commit_lsn = $2::pg_lsn AND event_ordinal = $3 AND effect_ordinal < ${PROVISIONAL_ORDINAL}`,
+    params,
+  );
+  await db.query(
+    `UPDATE synchro.scope_effects e SET effect_ordinal = n.ordinal
+       FROM (SELECT scope_id, effect_ordinal AS provisional,
+                    row_number() OVER (PARTITION BY scope_id ORDER BY table_id COLLATE "C", ${fault('effect-order-by-key-text') ? 'pk_text COLLATE "C"' : 'pk_bytes'}, op_rank) - 1 AS ordinal -- // fault: server:effect-order-by-key-text
+               FROM synchro.scope_effects WHERE stream_generation = $1 AND commit_lsn = $2::pg_lsn AND event_ordinal = $3) n
+      WHERE e.stream_generation = $1 AND e.commit_lsn = $2::pg_lsn AND e.event_ordinal = $3
+        AND e.scope_id = n.scope_id AND e.effect_ordinal = n.provisional`,
+    params,
+  );
 }

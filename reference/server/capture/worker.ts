@@ -26,6 +26,7 @@ import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { digestSchemaHash, materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
+import { appendReplayedEffects } from './replay-faults.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
 import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
@@ -372,6 +373,7 @@ export class CaptureWorker implements CaptureHandle {
       if (known !== undefined) {
         // Durable already (a stop fell between materialization and acknowledgement): replay by identity.
         if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
+        if (fault('replay-appends-effects')) await appendReplayedEffects(db, this.generation, commit); // fault: server:replay-appends-effects
         learnRelations(tx, this.relations);
       } else {
         const events = rowEvents(tx, lookup, this.relations);

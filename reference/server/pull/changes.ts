@@ -12,6 +12,7 @@ import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
 import type { ChangeSource } from '../core/wire-change.ts';
+import { limitBeforeDedupe, localeScopeOrder, moveToLookahead, windowFromSmallestCursor } from './eligibility-faults.ts';
 
 /** One scope effect: a change (core/wire-change.ts) at its stream position. */
 export interface Candidate extends ChangeSource {
@@ -111,7 +112,9 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 export function mergeOrder(a: Candidate, b: Candidate): number {
+  if (fault('merge-scope-by-scope') && a.scope !== b.scope) return compareBytes(utf8(a.scope), utf8(b.scope)); // fault: server:merge-scope-by-scope
   if (a.lsn !== b.lsn) return a.lsn < b.lsn ? -1 : 1;
+  if (fault('scope-order-by-locale') && a.event === b.event && a.effect === b.effect && a.scope !== b.scope) return localeScopeOrder(a, b); // fault: server:scope-order-by-locale
   return (
     a.event - b.event ||
     a.effect - b.effect ||
@@ -151,6 +154,8 @@ export async function mergeStreams(
   boundary: Position,
   limit: number,
 ): Promise<Merged> {
+  if (fault('window-from-smallest-cursor')) return await windowFromSmallestCursor(db, scopes, generation, boundary, limit); // fault: server:window-from-smallest-cursor
+  if (fault('limit-before-dedupe')) return await limitBeforeDedupe(db, scopes, generation, boundary, limit); // fault: server:limit-before-dedupe
   const whole = fault('dedupe-keeps-oldest');
   const chunk = whole ? limit + 1 : Math.min(limit + 1, Math.ceil((limit + 1) / Math.max(1, scopes.length)) + 1);
   const streams = scopes.map(({ scope, after }) => ({ scope, after, rows: [] as Candidate[], next: 0, done: false }));
@@ -176,6 +181,7 @@ export async function mergeStreams(
     best.next++;
   }
   const selected = picked.slice(0, limit);
+  if (fault('cursor-at-next-candidate')) moveToLookahead(selected, picked[limit]); // fault: server:cursor-at-next-candidate
   const exhausted = new Set<string>();
   for (const s of streams) {
     // Everything read was selected; whether the stream has more is known, or one more row tells.
@@ -184,5 +190,6 @@ export async function mergeStreams(
     if (!s.done) await refill(s, 1);
     if (s.done && s.rows.length === s.next) exhausted.add(s.scope);
   }
+  if (fault('has-more-when-page-full')) return { selected, hasMore: selected.length === limit, exhausted }; // fault: server:has-more-when-page-full
   return { selected, hasMore: picked.length > limit, exhausted };
 }

@@ -26,6 +26,7 @@ import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scop
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
 import { type Candidate, mergeStreams, positionOf } from './changes.ts';
+import { dropSentBefore, sourceHead } from './eligibility-faults.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
 async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {
@@ -81,6 +82,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
 
     // Per-scope streams merged under the global limit.
     const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
+    if (fault('skip-changes-sent-before')) dropSentBefore(request.client_id, selected); // fault: server:skip-changes-sent-before
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};
@@ -90,6 +92,8 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       let position: Position | undefined;
       if (exhausted) position = boundary;
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
+      if (exhausted && fault('cursor-at-source-head')) position = await sourceHead(db); // fault: server:cursor-at-source-head
+      if (fault('cursor-at-event-end') && position?.kind === 'effect') position = { ...position, effect: 2147483647 }; // fault: server:cursor-at-event-end
       if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
     }
 
