@@ -67,6 +67,21 @@ export interface ProvisionControl {
    * the scopes whose contents change to a new membership generation.
    */
   reconfigureMembership(relation: string, membershipFunction: string): Promise<void>;
+  /**
+   * Optional: the same change run as a staged backfill the operator drives.
+   * `begin` validates and records it and changes nothing live; each
+   * `runBatch` stages the next `batchSize` rows beside the live edges (0 once
+   * every row has been staged); `activate` catches up every write since and
+   * activates the whole staged set in one transaction. Between calls the
+   * backfill is held: the prior generation is all clients see.
+   */
+  membershipBackfill?(relation: string, membershipFunction: string, batchSize: number): Promise<MembershipBackfill>;
+}
+
+/** One staged membership backfill, held between calls. */
+export interface MembershipBackfill {
+  runBatch(): Promise<number>;
+  activate(): Promise<void>;
 }
 
 /** Scope assignment: the four sources of the assigned set. */
