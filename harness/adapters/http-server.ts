@@ -185,6 +185,7 @@ export async function openHttpAdapter(target: HttpTarget): Promise<ServerAdapter
     ...(declared('seed') && groups.seed ? { seed: groups.seed } : {}),
     ...(logs ? { logs } : {}),
     async close() {
+      await groups.closeSeedSessions?.();
       await sql?.close();
     },
   };

@@ -227,6 +227,29 @@ export interface SeedControl {
    * undetermined.
    */
   readonly artifactIntercepts?: readonly SeedArtifactInterceptPoint[];
+  /**
+   * Optional: a seed session, the connection an exporter makes its seed calls
+   * on, one at a time (the seed SQL functions of the 005 sheet,
+   * `synchro_portable_seed_manifest` and `synchro_portable_seed_scope`):
+   * transaction control statements, the manifest call and page calls. The
+   * transaction a statement begins stays open across calls until a statement
+   * ends it or the session closes. The adapter closes sessions left open when
+   * the scenario's server closes.
+   */
+  session?(): Promise<SeedSession>;
+}
+
+/** What one seed session call answered: the value, the seed function's refusal, or an SQL-level failure. */
+export type SeedCallResult = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string } } | { ok: false; sql_error: { sqlstate: string; message: string } };
+
+export interface SeedSession {
+  /** A transaction control statement (BEGIN ..., COMMIT, ROLLBACK). */
+  statement(sql: string): Promise<SeedCallResult>;
+  /** The seed manifest function with `pageLimit` (the server's default when absent). */
+  manifest(pageLimit?: number): Promise<SeedCallResult>;
+  /** The seed scope function: one page of `scope` at `expectedRowOrdinal`. */
+  page(call: { scope: string; pageToken: string; continuationReceipt: string | null; expectedRowOrdinal: number; limit?: number }): Promise<SeedCallResult>;
+  close(): Promise<void>;
 }
 
 export type SeedArtifactInterceptPoint = 'exported' | 'written' | 'verifying' | 'hashed';
