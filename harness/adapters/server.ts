@@ -94,6 +94,8 @@ export interface ScopesControl {
   /** `maxScopes` undefined uses the SQL default; null means unbounded. */
   registerAssignmentFunction(name: string | null, maxScopes?: number | null): Promise<unknown>;
   unregisterAssignmentFunction(): Promise<void>;
+  /** Optional: a controlled retention lineage reset of one scope (its next retention generation); every cursor, rebuild and receipt of the scope goes stale. */
+  resetRetentionLineage?(scopeId: string): Promise<void>;
 }
 
 /** The published schema as the server's SQL API reports it. */
@@ -299,7 +301,14 @@ export interface SeedArtifactIntercept {
  * process end before the exporter answered.
  */
 export type SeedArtifactResult =
-  | { ok: true; sha256: string; schema: { version: number; hash: string }; scopes: { id: string; cardinality: number; checksum: string }[] }
+  | {
+      ok: true;
+      sha256: string;
+      schema: { version: number; hash: string };
+      scopes: { id: string; cardinality: number; checksum: string }[];
+      /** Optional: the export manifest the artifact was built from, as the server issued it, without page tokens. */
+      exportManifest?: Record<string, unknown>;
+    }
   | { ok: false; check: string; message: string; killed?: { pid: number; signal: 'SIGKILL' } };
 
 /**

@@ -137,6 +137,9 @@ export class SqlControls {
     unregisterAssignmentFunction: async () => {
       await this.query('SELECT synchro.synchro_unregister_assignment_function()');
     },
+    resetRetentionLineage: async (scopeId) => {
+      await this.query('SELECT synchro.synchro_reset_retention_lineage($1)', [scopeId]);
+    },
   };
 
   readonly schema: SchemaControl = {
