@@ -229,7 +229,10 @@ When('client {string} of user {string} is opened on {string}', async function (t
 Then('client {string} either refused the artifact with a typed error or sent no {string} entry for {string}', async function (this: SyncWorld, name: string, member: string, scope: string) {
   // A refusal was recorded with its type when the client was opened; the client then synced without the seed.
   const refusal = refusals.get(this)?.get(name);
-  if (refusal !== undefined) this.attach(`client "${name}" refused the artifact: ${refusal.message}`, 'text/plain');
+  if (refusal !== undefined) {
+    this.attach(`client "${name}" refused the artifact: ${refusal.message}`, 'text/plain');
+    this.assert.match(String(refusal.code), /^[a-z][a-z0-9_]*$/, `the refusal of the artifact by client "${name}" carries a typed error code`);
+  }
   const connects = await exchangesOf(this, name, { endpoints: ['connect'] });
   this.assert.ok(connects.length > 0, `client "${name}" connected`);
   for (const c of connects) {
