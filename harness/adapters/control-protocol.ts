@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ServerCapability } from './capabilities.ts';
-import type { CaptureControl, ClientsControl, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedControl, SourceSqlControl } from './server.ts';
+import type { CaptureControl, ClientsControl, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl } from './server.ts';
 
 export const CONTROL_SCHEMA_DIR = `${SCHEMA_DIR}adapter/control/`;
 const SCHEMA_BASE = 'https://synchro.dev/schemas/control/v1/';
@@ -41,6 +41,9 @@ export const CONTROL_NAMES = [
   'inspect.readiness',
   'inspect.health-detail',
   'seed.export',
+  'seed.session.open',
+  'seed.session.call',
+  'seed.session.close',
   'push.in-transaction',
   'reset',
 ] as const;
@@ -66,7 +69,7 @@ export const CONTROL_GROUPS: Record<'capture' | 'clock' | 'clients' | 'compactio
   clients: { needs: ['clients.expire', 'clients.retire', 'clients.run-expiry'], optional: ['clients.counters'] },
   compaction: { needs: ['compaction.run'], optional: [] },
   logs: { needs: ['logs.mark', 'logs.since'], optional: [] },
-  seed: { needs: ['seed.export'], optional: [] },
+  seed: { needs: ['seed.export'], optional: ['seed.session.open', 'seed.session.call', 'seed.session.close'] },
 };
 
 let ajv: Ajv2020 | undefined;
@@ -198,6 +201,8 @@ export interface ControlGroups {
   readiness?: { readiness(): Promise<unknown>; healthDetail(): Promise<unknown> };
   /** Opens the scenario's log window: `logs.text()` then returns what the server logged from this call on. */
   openLogs?(): Promise<LogsControl>;
+  /** Closes the seed sessions the scenario left open (each holds a server connection). */
+  closeSeedSessions?(): Promise<void>;
 }
 
 /** Which capabilities the document earns (before any SQL ones). */
@@ -271,6 +276,34 @@ export function controlGroups(client: ControlClient): ControlGroups {
         }
       },
     };
+    if (has('seed.session.open') && has('seed.session.call') && has('seed.session.close')) {
+      const open = new Set<SeedSession>();
+      groups.closeSeedSessions = async () => void (await Promise.all([...open].map((s) => s.close().catch(() => undefined))));
+      groups.seed.session = async () => {
+        const { session } = await client.call<{ session: string }>('seed.session.open', empty);
+        const call = (member: Record<string, unknown>) => client.call<SeedCallResult>('seed.session.call', { session, ...member });
+        const opened: SeedSession = {
+          statement: (sql) => call({ statement: sql }),
+          manifest: (pageLimit) => call({ manifest: pageLimit === undefined ? {} : { page_limit: pageLimit } }),
+          page: (page) =>
+            call({
+              page: {
+                scope: page.scope,
+                page_token: page.pageToken,
+                continuation_receipt: page.continuationReceipt,
+                expected_row_ordinal: page.expectedRowOrdinal,
+                ...(page.limit === undefined ? {} : { limit: page.limit }),
+              },
+            }),
+          close: async () => {
+            if (!open.delete(opened)) return;
+            await client.call('seed.session.close', { session });
+          },
+        };
+        open.add(opened);
+        return opened;
+      };
+    }
   }
   if (has('push.in-transaction')) {
     groups.pushInTransaction = async (statements, userId, request) => client.call<PushEntryResult>('push.in-transaction', { statements, user_id: userId, request });

@@ -191,6 +191,7 @@ export async function openHttpAdapter(target: HttpTarget): Promise<ServerAdapter
     ...(declared('seed') && groups.seed ? { seed: target.seedArtifact === undefined ? groups.seed : { ...groups.seed, ...artifactByCommand(target.seedArtifact) } } : {}),
     ...(logs ? { logs } : {}),
     async close() {
+      await groups.closeSeedSessions?.();
       await sql?.close();
     },
   };

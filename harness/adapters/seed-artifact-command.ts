@@ -54,7 +54,7 @@ function pauseStages(intercept: SeedArtifactIntercept | undefined): string[] {
   return stages;
 }
 
-type BuildAnswer = { sha256?: string; schema?: { version: number; hash: string }; scopes?: { id: string; cardinality: number; checksum: string }[]; error?: { check?: string; message?: string } };
+type BuildAnswer = { sha256?: string; schema?: { version: number; hash: string }; scopes?: { id: string; cardinality: number; checksum: string }[]; exportManifest?: Record<string, unknown>; error?: { check?: string; message?: string } };
 
 /**
  * Runs the builder and plays the intercept at each stage it pauses at: the
@@ -128,7 +128,7 @@ function runArtifactBuild(program: string, args: string[], run: ArtifactCommand,
           body = undefined;
         }
         if (code === 0 && typeof body?.sha256 === 'string' && body.schema !== undefined && Array.isArray(body.scopes)) {
-          resolve({ ok: true, sha256: body.sha256, schema: body.schema, scopes: body.scopes });
+          resolve({ ok: true, sha256: body.sha256, schema: body.schema, scopes: body.scopes, ...(body.exportManifest === undefined ? {} : { exportManifest: body.exportManifest }) });
           return;
         }
         // Exit 3 is a refusal by one of the checks; anything else (bad arguments, a crash) is not an answer.

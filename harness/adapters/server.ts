@@ -67,6 +67,21 @@ export interface ProvisionControl {
    * the scopes whose contents change to a new membership generation.
    */
   reconfigureMembership(relation: string, membershipFunction: string): Promise<void>;
+  /**
+   * Optional: the same change run as a staged backfill the operator drives.
+   * `begin` validates and records it and changes nothing live; each
+   * `runBatch` stages the next `batchSize` rows beside the live edges (0 once
+   * every row has been staged); `activate` catches up every write since and
+   * activates the whole staged set in one transaction. Between calls the
+   * backfill is held: the prior generation is all clients see.
+   */
+  membershipBackfill?(relation: string, membershipFunction: string, batchSize: number): Promise<MembershipBackfill>;
+}
+
+/** One staged membership backfill, held between calls. */
+export interface MembershipBackfill {
+  runBatch(): Promise<number>;
+  activate(): Promise<void>;
 }
 
 /** Scope assignment: the four sources of the assigned set. */
@@ -79,6 +94,8 @@ export interface ScopesControl {
   /** `maxScopes` undefined uses the SQL default; null means unbounded. */
   registerAssignmentFunction(name: string | null, maxScopes?: number | null): Promise<unknown>;
   unregisterAssignmentFunction(): Promise<void>;
+  /** Optional: a controlled retention lineage reset of one scope (its next retention generation); every cursor, rebuild and receipt of the scope goes stale. */
+  resetRetentionLineage?(scopeId: string): Promise<void>;
 }
 
 /** The published schema as the server's SQL API reports it. */
@@ -212,6 +229,29 @@ export interface SeedControl {
    * undetermined.
    */
   readonly artifactIntercepts?: readonly SeedArtifactInterceptPoint[];
+  /**
+   * Optional: a seed session, the connection an exporter makes its seed calls
+   * on, one at a time (the seed SQL functions of the 005 sheet,
+   * `synchro_portable_seed_manifest` and `synchro_portable_seed_scope`):
+   * transaction control statements, the manifest call and page calls. The
+   * transaction a statement begins stays open across calls until a statement
+   * ends it or the session closes. The adapter closes sessions left open when
+   * the scenario's server closes.
+   */
+  session?(): Promise<SeedSession>;
+}
+
+/** What one seed session call answered: the value, the seed function's refusal, or an SQL-level failure. */
+export type SeedCallResult = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string } } | { ok: false; sql_error: { sqlstate: string; message: string } };
+
+export interface SeedSession {
+  /** A transaction control statement (BEGIN ..., COMMIT, ROLLBACK). */
+  statement(sql: string): Promise<SeedCallResult>;
+  /** The seed manifest function with `pageLimit` (the server's default when absent). */
+  manifest(pageLimit?: number): Promise<SeedCallResult>;
+  /** The seed scope function: one page of `scope` at `expectedRowOrdinal`. */
+  page(call: { scope: string; pageToken: string; continuationReceipt: string | null; expectedRowOrdinal: number; limit?: number }): Promise<SeedCallResult>;
+  close(): Promise<void>;
 }
 
 export type SeedArtifactInterceptPoint = 'exported' | 'written' | 'verifying' | 'hashed';
@@ -261,7 +301,14 @@ export interface SeedArtifactIntercept {
  * process end before the exporter answered.
  */
 export type SeedArtifactResult =
-  | { ok: true; sha256: string; schema: { version: number; hash: string }; scopes: { id: string; cardinality: number; checksum: string }[] }
+  | {
+      ok: true;
+      sha256: string;
+      schema: { version: number; hash: string };
+      scopes: { id: string; cardinality: number; checksum: string }[];
+      /** Optional: the export manifest the artifact was built from, as the server issued it, without page tokens. */
+      exportManifest?: Record<string, unknown>;
+    }
   | { ok: false; check: string; message: string; killed?: { pid: number; signal: 'SIGKILL' } };
 
 /**

@@ -105,6 +105,15 @@ export class SqlControls {
     reconfigureMembership: async (relation, membershipFunction) => {
       await this.query('SELECT synchro.synchro_reconfigure_membership($1, $2)', [relation, membershipFunction]);
     },
+    membershipBackfill: async (relation, membershipFunction, batchSize) => {
+      const id = await this.#scalar('SELECT synchro.synchro_begin_membership_backfill($1, $2, $3)::text', [relation, membershipFunction, batchSize]);
+      return {
+        runBatch: async () => Number(await this.#scalar('SELECT synchro.synchro_membership_backfill_batch($1::bigint)', [id])),
+        activate: async () => {
+          await this.query('SELECT synchro.synchro_activate_membership_backfill($1::bigint)', [id]);
+        },
+      };
+    },
   };
 
   readonly scopes: ScopesControl = {
@@ -127,6 +136,9 @@ export class SqlControls {
         : this.#scalar('SELECT synchro.synchro_register_assignment_function($1::text, $2::integer)', [name, maxScopes]),
     unregisterAssignmentFunction: async () => {
       await this.query('SELECT synchro.synchro_unregister_assignment_function()');
+    },
+    resetRetentionLineage: async (scopeId) => {
+      await this.query('SELECT synchro.synchro_reset_retention_lineage($1)', [scopeId]);
     },
   };
 

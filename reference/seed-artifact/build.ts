@@ -18,7 +18,7 @@ import type { ClientBase } from 'pg';
 import { ClientError } from '../client/errors.ts';
 import { verifySeedFile } from '../client/local/seed.ts';
 import { fault as serverFault } from '../server/core/faults.ts';
-import { type SeedCheck, SeedArtifactError } from './errors.ts';
+import { SeedArtifactError, type SeedCheck } from './errors.ts';
 import { type ExportRun, runExport } from './export-run.ts';
 import { type FaultSwitch, faultSwitch } from './faults.ts';
 import { tamper } from './tamper.ts';
@@ -56,6 +56,8 @@ export interface BuildResult {
   exportManifestHash: string;
   schema: { version: number; hash: string };
   scopes: { id: string; cardinality: number; checksum: string }[];
+  /** The export manifest the artifact was built from, without its page tokens (they were valid only in the export's transaction). */
+  exportManifest: Record<string, unknown>;
 }
 
 const SIDECARS = ['-wal', '-shm', '-journal'];
@@ -143,6 +145,7 @@ export async function buildSeedArtifact(db: ClientBase, options: BuildOptions): 
       exportManifestHash: run.manifest.export_manifest_hash,
       schema: { version: verified.schema.version, hash: verified.schema.hash },
       scopes: verified.scopes.map((s) => ({ id: s.entry.id, cardinality: s.entry.cardinality, checksum: s.entry.checksum.digest })),
+      exportManifest: { ...run.manifest, portable_scopes: run.manifest.portable_scopes.map(({ page_token: _token, ...entry }) => entry) },
     };
   } finally {
     removeWithSidecars(temp);

@@ -9,6 +9,7 @@ import { secretKey } from './auth.ts';
 import { CaptureWorker } from './capture/worker.ts';
 import { LogBuffer } from './controls/log-buffer.ts';
 import { createControls, isProductionEnvironment } from './controls/routes.ts';
+import { SeedSessions } from './controls/seed-sessions.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { Admission } from './core/admission.ts';
 import { newClock, resetClock } from './core/clock.ts';
@@ -17,9 +18,11 @@ import { installSchema } from './db/install.ts';
 import { wipeDatabase } from './db/reset.ts';
 import type { ConnectionLimits } from './http-limits.ts';
 import { pushInCallerTransaction } from './push/handler.ts';
+import { createListeningServer, createSyncHandler } from './router.ts';
 import { SeedRequestError } from './seed/errors.ts';
 import { exportSeed } from './seed/export.ts';
-import { createListeningServer, createSyncHandler } from './router.ts';
+import { seedManifest } from './seed/manifest.ts';
+import { seedPage } from './seed/pages.ts';
 import { applySqlFaults } from './sql-faults.ts';
 
 // int8 stays text: int64 values are strings on the wire and must not pass through binary64.
@@ -82,6 +85,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const admission = options.admissionLimits !== undefined ? new Admission(options.admissionLimits) : undefined;
   const clock = options.ownClock === true ? newClock() : undefined;
   let current: Instance | undefined;
+  // Seed calls on a connection the harness keeps across calls (controls only).
+  const seedSessions = new SeedSessions({
+    manifest: (db, pageLimit) => seedManifest(db, pageLimit),
+    page: (db, call) => seedPage(db, call.scope, call.pageToken, call.continuationReceipt, call.expectedRowOrdinal, call.limit),
+    refusal: (e) => (e instanceof SeedRequestError ? { code: e.code, message: e.message } : undefined),
+  });
   const controls =
     options.testControls === true
       ? createControls({
@@ -99,6 +108,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
               throw e;
             }
           },
+          seedSessions,
           ...(options.resettable === true ? { reset: () => resetInstance() } : {}),
         })
       : undefined;
@@ -130,6 +140,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const closeInstance = async (instance: Instance) => {
     if (instance.closed) return;
     instance.closed = true;
+    // A seed session holds a connection of this pool: ending the pool would wait for it.
+    seedSessions.closeAll();
     await instance.capture?.stop();
     await instance.pool.end();
   };

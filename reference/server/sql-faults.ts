@@ -15,6 +15,10 @@ const ENTRY = 'synchro.synchro_register_assignment_function(text, integer)';
 /** Membership rule changes: prepare (checks) and activate (generations, contents). */
 const RECONFIGURE = 'synchro.synchro_reconfigure_membership(text, text, integer)';
 const ACTIVATE = 'synchro.membership_reconfigure_activate(jsonb, text[], text[])';
+/** Staged membership backfill (044): staging a batch, the catch-up and the activation entry point. */
+const BACKFILL_STAGE = 'synchro.membership_backfill_stage(bigint, text[], text[], text[], text[], boolean)';
+const BACKFILL_CATCH_UP = 'synchro.membership_backfill_catch_up(jsonb)';
+const BACKFILL_ACTIVATE = 'synchro.synchro_activate_membership_backfill(bigint)';
 /** Push-unit step 1: the refusal of a caller's transaction with a pending deferred trigger event. */
 const PUSH_GUARD = 'synchro.synchro_push_guard()';
 
@@ -31,6 +35,9 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('assignment-rule-as-warning')) amendments.push({ fn: 'synchro.assignment_rejected(text)', from: "RAISE EXCEPTION 'assignment function rejected: %'", to: "RAISE WARNING 'assignment function rejected: %'" }); // fault: server:assignment-rule-as-warning
   if (fault('reconfigure-mints-no-generation')) amendments.push({ fn: ACTIVATE, from: 'SELECT unnest(v_affected), 2', to: 'SELECT unnest(v_affected), 2 WHERE false' }); // fault: server:reconfigure-mints-no-generation
   if (fault('reconfigure-keeps-scope-contents')) amendments.push({ fn: ACTIVATE, from: 'WHERE r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)', to: 'WHERE false AND r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)' }, { fn: ACTIVATE, from: 'WHERE e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)', to: 'WHERE false AND e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)' }); // fault: server:reconfigure-keeps-scope-contents
+  if (fault('scope005-catch-up-new-rows-only')) amendments.push({ fn: BACKFILL_CATCH_UP, from: 'OR s.server_version IS DISTINCT FROM pr.server_version', to: 'OR false' }); // fault: server:scope005-catch-up-new-rows-only
+  if (fault('scope005-prior-generation-discarded')) amendments.push({ fn: BACKFILL_ACTIVATE, from: 'PERFORM synchro.membership_backfill_finish(', to: "DELETE FROM synchro.rebuild_sessions WHERE scope_id IN (SELECT jsonb_object_keys(v_result -> 'membership_generations')); PERFORM synchro.membership_backfill_finish(" }); // fault: server:scope005-prior-generation-discarded
+  if (fault('scope005-backfill-writes-live-edges')) amendments.push({ fn: BACKFILL_STAGE, from: 'INSERT INTO synchro.membership_backfill_edges (backfill_id, pk_text, scope_id)', to: 'INSERT INTO synchro.membership_edges (table_id, pk_text, scope_id) SELECT (SELECT table_id FROM synchro.membership_backfills WHERE backfill_id = p_backfill), k, sc FROM unnest(p_edge_keys, p_edge_scopes) AS u(k, sc) ON CONFLICT DO NOTHING; INSERT INTO synchro.membership_backfill_edges (backfill_id, pk_text, scope_id)' }); // fault: server:scope005-backfill-writes-live-edges
   if (fault('push-guard-skipped')) amendments.push({ fn: PUSH_GUARD, from: "IF SQLERRM LIKE '%pending trigger events%' THEN", to: 'IF false THEN' }); // fault: server:push-guard-skipped
   if (fault('push-guard-fires-caller-events')) amendments.push({ fn: PUSH_GUARD, from: 'FOR v_rel IN', to: 'SET CONSTRAINTS ALL IMMEDIATE; FOR v_rel IN' }); // fault: server:push-guard-fires-caller-events
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);

@@ -7,6 +7,7 @@
 import { type DataTable, Given, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { artifactReceipts, artifactState, buildArtifact, withoutArtifactBuilder } from '../support/seeds/artifacts.ts';
+import { callManifest, callPage, keptToken, pageLimitOf, scopeEntry, seedConnection, servedValue } from '../support/seeds/seed-sessions.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import { cellValue } from '../support/values.ts';
@@ -79,3 +80,41 @@ Given('the harness has read the receipt for {string} from seed artifact {string}
   if (receipt === undefined) throw new Error(`${file} stores no receipt for ${scope}`);
   artifactState(this).receipts.set(scope, receipt);
 });
+
+// Seed connections: the connection an exporter makes its seed calls on (the server's seed sessions).
+
+Given('seed connection {string} runs {string}', async function (this: SyncWorld, name: string, statement: string) {
+  const connection = await seedConnection(this, name);
+  if (connection === 'skipped') return connection;
+  servedValue(await connection.session.statement(statement), `"${statement}" on seed connection "${name}"`);
+});
+
+Given('seed connection {string} has called the portable seed manifest function with page limit {int}', async function (this: SyncWorld, name: string, limit: number) {
+  const connection = await seedConnection(this, name);
+  if (connection === 'skipped') return connection;
+  await callManifest(connection, limit);
+});
+
+Given(
+  'seed connection {string} has called the portable seed manifest function with page limit {int} and kept the page token of {string} as {string}',
+  async function (this: SyncWorld, name: string, limit: number, scope: string, label: string) {
+    const connection = await seedConnection(this, name);
+    if (connection === 'skipped') return connection;
+    await callManifest(connection, limit);
+    const token = scopeEntry(connection, scope).page_token;
+    if (typeof token !== 'string') throw new Error(`the seed manifest gives "${scope}" no page token: ${JSON.stringify(token)}`);
+    connection.tokens.set(label, token);
+  },
+);
+
+Given(
+  'seed connection {string} has called the seed scope function with {string} for {string} at ordinal {int} and kept the next token as {string}',
+  async function (this: SyncWorld, name: string, from: string, scope: string, ordinal: number, label: string) {
+    const connection = await seedConnection(this, name);
+    if (connection === 'skipped') return connection;
+    const call = await callPage(this, connection, scope, keptToken(connection, from), ordinal, pageLimitOf(connection));
+    const next = servedValue(call.answer, `the seed page of ${scope} at ordinal ${ordinal}`).page_token;
+    if (typeof next !== 'string') throw new Error(`the seed page of ${scope} at ordinal ${ordinal} gave no next token`);
+    connection.tokens.set(label, next);
+  },
+);

@@ -6,8 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Given, Then, When } from '@cucumber/cucumber';
+import { compareBytes, rowIdentityFromWire } from '../../harness/codec/index.ts';
+import { currentManifest } from '../support/integrity/context.ts';
 import { artifactState, readReceipt } from '../support/seeds/artifacts.ts';
 import { connectsOf, connectWithReceipts, type Obj } from '../support/seeds/receipt-conversion.ts';
+import { alterToken, callPage, describe, keptToken, pageLimitOf, scopeEntry, seedConnection, seedSessionsState, servedValue } from '../support/seeds/seed-sessions.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 function addedOf(answer: Obj | undefined): { id: string; cursor: unknown }[] {
@@ -77,4 +80,117 @@ Then('no entry of {string} or {string} carries a cursor for {string}', function 
   );
   const updates = (body[second] ?? {}) as Obj;
   this.assert.ok(!(scope in updates) || updates[scope] === null, `${second} carries no cursor for ${scope}: ${JSON.stringify(updates)}`);
+});
+
+// Rule 1: seed page tokens on a seed connection.
+
+When('seed connection {string} pages through {string} from {string} at ordinals {int}, {int} and {int}', async function (this: SyncWorld, name: string, scope: string, from: string, a: number, b: number, c: number) {
+  const connection = await seedConnection(this, name);
+  if (connection === 'skipped') return connection;
+  const state = seedSessionsState(this);
+  state.paged = [];
+  let token = keptToken(connection, from);
+  for (const ordinal of [a, b, c]) {
+    const call = await callPage(this, connection, scope, token, ordinal, pageLimitOf(connection));
+    state.paged.push(call);
+    const next = servedValue(call.answer, `the seed page of ${scope} at ordinal ${ordinal}`).page_token;
+    if (typeof next !== 'string') break;
+    token = next;
+  }
+});
+
+interface SeedRecord {
+  table: string;
+  pk: Record<string, unknown>;
+}
+
+function pagedValues(world: SyncWorld): { ordinal: number; value: Record<string, unknown> }[] {
+  const paged = seedSessionsState(world).paged;
+  if (paged.length === 0) throw new Error('no seed pages were fetched in this scenario');
+  return paged.map((call) => {
+    world.assert.equal(call.answer.ok, true, `the seed page at ordinal ${call.ordinal} was served: ${describe(call.answer)}`);
+    return { ordinal: call.ordinal, value: (call.answer.ok ? call.answer.value : {}) as Record<string, unknown> };
+  });
+}
+
+Then('the pages hold {int}, {int} and {int} records in strictly increasing row identity order', async function (this: SyncWorld, a: number, b: number, c: number) {
+  const pages = pagedValues(this);
+  this.assert.equal(
+    pages.map((p) => ((p.value.records ?? []) as unknown[]).length),
+    [a, b, c],
+    'records per seed page',
+  );
+  const manifest = await currentManifest(this);
+  const identities = pages.flatMap((p) =>
+    ((p.value.records ?? []) as SeedRecord[]).map((record) => {
+      const table = manifest.tables.find((t) => t.table_id === record.table);
+      if (table === undefined) throw new Error(`a seed record names table ${record.table}, which the published manifest lacks`);
+      const keyField = table.fields.find((f) => f.field_id === table.primary_key_field_id);
+      const [fieldId, value] = Object.entries(record.pk)[0] ?? [];
+      this.assert.equal(fieldId, table.primary_key_field_id, `the pk member of a seed record of ${table.name}`);
+      return rowIdentityFromWire(record.table, String(fieldId), keyField?.type as never, value);
+    }),
+  );
+  const increasing = identities.every((id, i) => i === 0 || compareBytes(identities[i - 1] as Uint8Array, id) < 0);
+  this.assert.ok(increasing, 'the seed records across the pages are in strictly increasing row identity order');
+});
+
+Then('the last page has {string} false and {string} null', function (this: SyncWorld, hasMore: string, token: string) {
+  const pages = pagedValues(this);
+  const last = pages.at(-1)?.value ?? {};
+  this.assert.equal([last[hasMore], last[token]], [false, null], `"${hasMore}" and "${token}" of the last seed page`);
+  this.assert.ok(
+    pages.slice(0, -1).every((p) => p.value[hasMore] === true && typeof p.value[token] === 'string'),
+    `every earlier seed page has "${hasMore}" true and a "${token}"`,
+  );
+});
+
+Then('the {int} records equal the manifest {string} of {string}', async function (this: SyncWorld, count: number, member: string, scope: string) {
+  const pages = pagedValues(this);
+  const connection = await seedConnection(this, [...seedSessionsState(this).connections.keys()][0] ?? 'S1');
+  if (connection === 'skipped') return connection;
+  const total = pages.reduce((n, p) => n + ((p.value.records ?? []) as unknown[]).length, 0);
+  // The manifest may give the count as a number or an unsigned decimal string; the value is what is compared.
+  this.assert.equal(String(total), String(scopeEntry(connection, scope)[member]), `records paged against the manifest "${member}" of ${scope}`);
+  this.assert.equal(total, count, `records paged for ${scope}`);
+});
+
+Then('calling the seed scope function again with the token of ordinal {int} returns a byte-identical page', async function (this: SyncWorld, ordinal: number) {
+  const state = seedSessionsState(this);
+  const earlier = state.paged.find((call) => call.ordinal === ordinal);
+  if (earlier === undefined) throw new Error(`no seed page at ordinal ${ordinal} was fetched in this scenario`);
+  const connection = [...state.connections.values()][0];
+  if (connection === undefined) throw new Error('no seed connection is open');
+  const again = await callPage(this, connection, earlier.scope, earlier.token, earlier.ordinal, earlier.limit);
+  this.assert.equal(again.answer.ok, true, `the repeated page call was served: ${describe(again.answer)}`);
+  this.assert.equal(JSON.stringify(again.answer), JSON.stringify(earlier.answer), `the seed page at ordinal ${ordinal} fetched twice`);
+});
+
+When(
+  /^seed connection "([^"]+)" calls the seed scope function with "([^"]+)"(?: with (.+?))? for "([^"]+)" at ordinal (\d+) with limit (\d+)$/,
+  async function (this: SyncWorld, name: string, label: string, alteration: string | null | undefined, scope: string, ordinal: string, limit: string) {
+    const connection = await seedConnection(this, name);
+    if (connection === 'skipped') return connection;
+    const kept = keptToken(connection, label);
+    const token = alteration === undefined || alteration === null ? kept : alterToken(kept, alteration);
+    await callPage(this, connection, scope, token, Number(ordinal), Number(limit));
+  },
+);
+
+function lastPageCall(world: SyncWorld) {
+  const call = seedSessionsState(world).lastCall;
+  if (call === undefined) throw new Error('no seed page call was made in this scenario');
+  return call;
+}
+
+Then('the page call fails with error code {string} or an SQL error', function (this: SyncWorld, code: string) {
+  const { answer } = lastPageCall(this);
+  const refused = !answer.ok && ('sql_error' in answer || answer.error.code === code);
+  this.assert.ok(refused, `the page call was refused with "${code}" or an SQL error, not answered ${describe(answer)}`);
+});
+
+Then('the page call returned no records', function (this: SyncWorld) {
+  const { answer } = lastPageCall(this);
+  const records = answer.ok ? ((answer.value as { records?: unknown[] } | null)?.records ?? []) : [];
+  this.assert.equal(records.length, 0, `records the refused page call returned: ${describe(answer)}`);
 });

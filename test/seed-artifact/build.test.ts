@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import { digestRow, fromHex, readTableShape, ScopeDigestBuilder, toHex } from '../../harness/codec/index.ts';
 import { verifySeedFile } from '../../reference/client/local/seed.ts';
 import { buildSeedArtifact, leftoverTemps } from '../../reference/seed-artifact/build.ts';
-import { type SeedCheck, SeedArtifactError } from '../../reference/seed-artifact/errors.ts';
+import { SeedArtifactError, type SeedCheck } from '../../reference/seed-artifact/errors.ts';
 import { SEED_FAULTS, type SeedFault } from '../../reference/seed-artifact/faults.ts';
 import { useEnv } from '../reference-server/helpers.ts';
 import { withExportDb } from './fixtures.ts';
@@ -84,6 +84,11 @@ test('a clean build publishes a verified file with no sidecar, matching its evid
         builder.add(identity, digest);
       }
       assert.equal(toHex(builder.finish()), result.scopes[0]?.checksum);
+      // The export manifest comes back without the page tokens, which were valid only in the export's transaction.
+      const entry = (result.exportManifest.portable_scopes as Record<string, unknown>[])[0];
+      assert.equal(result.exportManifest.export_id, result.exportId);
+      assert.deepEqual([entry?.id, entry?.cardinality, 'page_token' in (entry ?? {})], ['catalog', 5, false]);
+      assert.equal((entry?.checksum as { digest?: unknown } | undefined)?.digest, result.scopes[0]?.checksum);
     } finally {
       file.close();
     }

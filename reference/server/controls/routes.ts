@@ -23,6 +23,7 @@ import { fault } from '../core/faults.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 import type { LogBuffer } from './log-buffer.ts';
+import type { SeedSessions } from './seed-sessions.ts';
 
 export const CONTROL_PREFIX = '/__control/';
 export const CONTROL_PROTOCOL = 'synchro-control';
@@ -54,6 +55,8 @@ export interface ControlOptions {
   callerPush?: CallerPush;
   /** Offered as `seed.export` when present (the seed handlers live beside, not below, the controls). */
   seedExport?: SeedExport;
+  /** Offered as `seed.session.open`, `seed.session.call` and `seed.session.close` when present. */
+  seedSessions?: SeedSessions;
   /** The server's own log lines, for `logs.mark` and `logs.since`. */
   logs: LogBuffer;
   /** Returns the server to its freshly installed state; absent, `reset` is not offered. */
@@ -401,6 +404,7 @@ function controlTable(options: ControlOptions): Record<string, Control> {
       },
     };
   }
+  if (options.seedSessions !== undefined) Object.assign(table, seedSessionControls(options.seedSessions, pool));
   if (options.callerPush !== undefined) {
     const callerPush = options.callerPush;
     table['push.in-transaction'] = {
@@ -422,12 +426,74 @@ function controlTable(options: ControlOptions): Record<string, Control> {
       path: 'reset',
       run: async (req) => {
         members(await body(req), []);
+        // A session's connection belongs to the state the reset replaces.
+        options.seedSessions?.closeAll();
         await reset();
         return { reset: true, log_mark: logs.mark() };
       },
     };
   }
   return table;
+}
+
+const unsignedOrdinal = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+
+/** The seed session controls: one connection per session, one seed call at a time on it. */
+function seedSessionControls(sessions: SeedSessions, pool: () => Pool): Record<string, Control> {
+  const session = (value: Record<string, unknown>) => {
+    if (typeof value.session !== 'string' || !sessions.has(value.session)) throw invalid('session must name an open seed session');
+    return value.session;
+  };
+  return {
+    'seed.session.open': {
+      method: 'POST',
+      path: 'seed/session/open',
+      run: async (req) => {
+        members(await body(req), []);
+        return { session: await sessions.open(pool()) };
+      },
+    },
+    'seed.session.call': {
+      method: 'POST',
+      path: 'seed/session/call',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, ['session'], ['statement', 'manifest', 'page']);
+        const id = session(value);
+        const given = ['statement', 'manifest', 'page'].filter((k) => value[k] !== undefined);
+        if (given.length !== 1) throw invalid('give exactly one of statement, manifest and page');
+        if (value.statement !== undefined) {
+          if (typeof value.statement !== 'string') throw invalid('statement must be a string');
+          return sessions.call(id, { statement: value.statement });
+        }
+        if (value.manifest !== undefined) {
+          const manifest = value.manifest as Record<string, unknown>;
+          if (typeof manifest !== 'object' || manifest === null) throw invalid('manifest must be an object');
+          members(manifest, [], ['page_limit']);
+          if (manifest.page_limit !== undefined && !Number.isSafeInteger(manifest.page_limit)) throw invalid('manifest.page_limit must be an integer');
+          return sessions.call(id, { manifest: manifest.page_limit === undefined ? {} : { pageLimit: manifest.page_limit as number } });
+        }
+        const page = value.page as Record<string, unknown>;
+        if (typeof page !== 'object' || page === null) throw invalid('page must be an object');
+        members(page, ['scope', 'page_token', 'continuation_receipt', 'expected_row_ordinal'], ['limit']);
+        const { scope, page_token: pageToken, continuation_receipt: receipt, expected_row_ordinal: ordinal, limit } = page;
+        if (typeof scope !== 'string' || typeof pageToken !== 'string' || (receipt !== null && typeof receipt !== 'string') || !unsignedOrdinal(ordinal) || (limit !== undefined && !Number.isSafeInteger(limit))) {
+          throw invalid('page needs scope and page_token strings, continuation_receipt a string or null, expected_row_ordinal a non-negative integer and limit an integer');
+        }
+        return sessions.call(id, { page: { scope, pageToken, continuationReceipt: receipt as string | null, expectedRowOrdinal: ordinal as number, limit: limit as number | undefined } });
+      },
+    },
+    'seed.session.close': {
+      method: 'POST',
+      path: 'seed/session/close',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, ['session']);
+        if (typeof value.session !== 'string') throw invalid('session must be a string');
+        return { closed: sessions.close(value.session) };
+      },
+    },
+  };
 }
 
 export function createControls(options: ControlOptions): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void> {
