@@ -51,14 +51,6 @@ Then('the response body does not contain {string}', function (this: SyncWorld, t
   this.assert.ok(!reply.text.includes(text), `the ${reply.endpoint} answer (${reply.status}) holds "${text}": ${reply.text.slice(0, 400)}`);
 });
 
-Then('member {string} has no entry for {string}', function (this: SyncWorld, pointer: string, scope: string) {
-  const reply = this.lastReply();
-  this.assert.equal(reply.status, 200, `the ${reply.endpoint} was answered: ${reply.text.slice(0, 400)}`);
-  const value = pointer.split('.').reduce<unknown>((v, k) => (v as Json | undefined)?.[k], reply.json);
-  const entries = Array.isArray(value) ? value.map((e) => (typeof e === 'string' ? e : String((e as Json)?.id))) : Object.keys((value ?? {}) as Json);
-  this.assert.ok(!entries.includes(scope), `${pointer} has an entry for ${scope}: ${JSON.stringify(value)}`);
-});
-
 Then('the source table {string} still holds rows {string} and {string} unchanged', async function (this: SyncWorld, table: string, first: string, second: string) {
   const { before, now } = await sourceRowsNow(this, table);
   const key = this.model.keyColumn(table).name;

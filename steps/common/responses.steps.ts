@@ -6,6 +6,7 @@
 import { type DataTable, Given, Then } from '@cucumber/cucumber';
 import { quoted } from '../support/client-lifecycle/observe.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
+import { exchangesOf } from '../support/exchanges.ts';
 import { integrity, manifests } from '../support/integrity/context.ts';
 import { verifyRowMessage } from '../support/integrity/oracle.ts';
 import { keyText } from '../support/integrity/row-digest.ts';
@@ -15,6 +16,7 @@ import { generationsState, scopeList } from '../support/scope-generations/state.
 import { addedScopes, answerOf, connectOf, focus } from '../support/seeds/seeded-sync.ts';
 import { snapshotServerState, stateDifferences } from '../support/server-state.ts';
 import { expectedValue } from '../support/values.ts';
+import type { Json } from '../support/wire-client.ts';
 import { INTEGER_TOKEN } from '../support/wire-values/integers.ts';
 import { assertMemberContains } from '../support/wire-values/member-contains.ts';
 import { changesOf, lastPull } from '../support/wire-values/operations.ts';
@@ -22,7 +24,6 @@ import { outcomeAnywhere, thatOutcome } from '../support/wire-values/outcomes.ts
 import { keyValue, numberTokens, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import { lastMutation } from '../support/wire-values/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
-import { exchangesOf } from '../support/exchanges.ts';
 
 Then(/^the error body has "retryable" (true|false)$/, function (this: SyncWorld, flag: string) {
   this.assert.equal(errorOf(this).retryable, flag === 'true', 'retryable member of the error body');
@@ -286,4 +287,13 @@ Then('the response has member {string}', function (this: SyncWorld, pointer: str
   const reply = this.lastReply();
   this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
   this.assert.notEqual(member(reply.json, pointer), undefined, `the ${reply.endpoint} response has no member ${pointer}: ${reply.text.slice(0, 500)}`);
+});
+
+/** A dotted member path of the last answer (an object keyed by scope, or a list of scopes or entries with an `id`) does not name the scope. */
+Then('member {string} has no entry for {string}', function (this: SyncWorld, pointer: string, scope: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} was answered: ${reply.text.slice(0, 400)}`);
+  const value = pointer.split('.').reduce<unknown>((v, k) => (v as Json | undefined)?.[k], reply.json);
+  const entries = Array.isArray(value) ? value.map((e) => (typeof e === 'string' ? e : String((e as Json)?.id))) : Object.keys((value ?? {}) as Json);
+  this.assert.ok(!entries.includes(scope), `${pointer} has an entry for ${scope}: ${JSON.stringify(value)}`);
 });

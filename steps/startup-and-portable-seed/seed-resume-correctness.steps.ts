@@ -126,11 +126,6 @@ Then('member {string} lists {string} with cursor null', function (this: SyncWorl
   this.assert.equal(entry?.cursor, null, `cursor of ${scope} in "${member}"`);
 });
 
-Then('member {string} has no entry for {string}', function (this: SyncWorld, member: string, scope: string) {
-  const value = (lastConnect(this)[member] ?? {}) as Obj;
-  this.assert.ok(!(scope in value), `"${member}" has no entry for ${scope}: ${JSON.stringify(value)}`);
-});
-
 When('the harness client {string} pulls presenting that cursor for {string}', async function (this: SyncWorld, name: string, scope: string) {
   const cursor = addedEntry(this, 'scopes.add', scope)?.cursor;
   if (typeof cursor !== 'string') throw new Error(`the connect gave no cursor for ${scope}`);
