@@ -315,7 +315,7 @@ function controlTable(options: ControlOptions): Record<string, Control> {
       run: async (req) => {
         const { userId, clientId } = clientIdentity(await body(req));
         // The operator's SQL entry point, so retirement has one implementation.
-        const { rows } = await pool().query<{ id: string }>(fault('retire-without-marker') ? 'WITH m AS (DELETE FROM synchro.push_mutations WHERE user_id = $1 AND client_id = $2) DELETE FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 RETURNING NULL::text AS id' : 'SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]); // fault: server:retire-without-marker
+        const { rows } = await pool().query<{ id: string }>(fault('retire-without-marker') ? 'WITH m AS (DELETE FROM synchro.push_mutations WHERE user_id = $1 AND client_id = $2), b AS (DELETE FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2) SELECT gen_random_uuid()::text AS id' : 'SELECT synchro.synchro_retire_client($1, $2) AS id', [userId, clientId]); // fault: server:retire-without-marker
         return { retirement_id: rows[0]?.id };
       },
     },
