@@ -23,7 +23,8 @@ export interface Candidate extends ChangeSource {
   opRank: number;
 }
 
-type EffectRow = {
+/** One stored effect as the pull queries read it. */
+export type EffectRow = {
   lsn: string;
   event_ordinal: string;
   effect_ordinal: number;
@@ -93,7 +94,12 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
   const [bl, be, bf] = triple(boundary);
   const params = [scope, generation, al, ae, af, bl, be, bf, take];
   const rows = fault('dedupe-keeps-oldest') ? await wholeWindow(db, params) : await latestPerKey(db, params);
-  return rows.map((r) => ({
+  return rows.map((r) => candidateOf(scope, r));
+}
+
+/** The candidate an effect row of `scope` stands for. */
+export function candidateOf(scope: string, r: EffectRow): Candidate {
+  return {
     scope,
     lsn: parseLsn(r.lsn),
     event: Number(r.event_ordinal),
@@ -106,7 +112,7 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
     serverVersion: r.server_version,
     row: r.row_wire,
     stored: r.row_digest == null || r.digest_tag == null ? null : { digest: r.row_digest, tag: r.digest_tag },
-  }));
+  };
 }
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');

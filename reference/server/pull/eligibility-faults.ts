@@ -7,38 +7,11 @@
 import type { ClientBase } from 'pg';
 import { parseLsn } from '../core/lsn.ts';
 import { comparePositions, type Position, triple } from '../core/position.ts';
-import type { Candidate, Merged } from './changes.ts';
+import { type Candidate, candidateOf, type EffectRow, type Merged } from './changes.ts';
 
 type Stream = { scope: string; after: Position };
 
-type RawEffect = {
-  scope_id: string;
-  lsn: string;
-  event_ordinal: string;
-  effect_ordinal: number;
-  table_id: string;
-  pk_text: string;
-  pk_bytes: Buffer;
-  op_rank: number;
-  op: 'upsert' | 'delete';
-  server_version: string;
-  row_wire: Record<string, unknown> | null;
-};
-
-const candidateOf = (r: RawEffect): Candidate => ({
-  scope: r.scope_id,
-  lsn: parseLsn(r.lsn),
-  event: Number(r.event_ordinal),
-  effect: r.effect_ordinal,
-  tableId: r.table_id,
-  pkText: r.pk_text,
-  pkBytes: r.pk_bytes,
-  opRank: r.op_rank,
-  op: r.op,
-  serverVersion: r.server_version,
-  row: r.row_wire,
-  stored: null,
-});
+type RawEffect = EffectRow & { scope_id: string };
 
 const positionOf = (c: Candidate): Position => ({ kind: 'effect', lsn: c.lsn, event: c.event, effect: c.effect });
 
@@ -57,7 +30,7 @@ async function rawEffects(db: ClientBase, scopes: string[], generation: string, 
       LIMIT $9`,
     [scopes, generation, al, ae, af, bl, be, bf, take, withSuperseded],
   );
-  return rows.map(candidateOf);
+  return rows.map((r) => candidateOf(r.scope_id, r));
 }
 
 /**
