@@ -9,35 +9,11 @@ import type { ClientBase } from 'pg';
 import { compareBytes } from '../../../harness/codec/index.ts';
 import { pickedInAnyScope, pickedUnderJoinedKey } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
-import { parseLsn } from '../core/lsn.ts';
 import { type Position, triple } from '../core/position.ts';
-import type { ChangeSource } from '../core/wire-change.ts';
+import { type Candidate, candidateOf, type EffectRow, type Merged } from './candidate.ts';
 import { limitBeforeDedupe, localeScopeOrder, moveToLookahead, windowFromSmallestCursor } from './eligibility-faults.ts';
 
-/** One scope effect: a change (core/wire-change.ts) at its stream position. */
-export interface Candidate extends ChangeSource {
-  lsn: bigint;
-  event: number;
-  effect: number;
-  pkBytes: Buffer;
-  opRank: number;
-}
-
-/** One stored effect as the pull queries read it. */
-export type EffectRow = {
-  lsn: string;
-  event_ordinal: string;
-  effect_ordinal: number;
-  table_id: string;
-  pk_text: string;
-  pk_bytes: Buffer;
-  op_rank: number;
-  op: 'upsert' | 'delete';
-  server_version: string;
-  row_wire: Record<string, unknown> | null;
-  row_digest?: Buffer | null;
-  digest_tag?: string | null;
-};
+export type { Candidate, Merged };
 
 /**
  * The latest effect of each key in the window, walked in position order from
@@ -97,24 +73,6 @@ export async function scopeStream(db: ClientBase, scope: string, generation: str
   return rows.map((r) => candidateOf(scope, r));
 }
 
-/** The candidate an effect row of `scope` stands for. */
-export function candidateOf(scope: string, r: EffectRow): Candidate {
-  return {
-    scope,
-    lsn: parseLsn(r.lsn),
-    event: Number(r.event_ordinal),
-    effect: r.effect_ordinal,
-    tableId: r.table_id,
-    pkText: r.pk_text,
-    pkBytes: r.pk_bytes,
-    opRank: r.op_rank,
-    op: r.op,
-    serverVersion: r.server_version,
-    row: r.row_wire,
-    stored: r.row_digest == null || r.digest_tag == null ? null : { digest: r.row_digest, tag: r.digest_tag },
-  };
-}
-
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 export function mergeOrder(a: Candidate, b: Candidate): number {
@@ -136,12 +94,6 @@ export function positionOf(c: Candidate): Position {
 }
 
 /** The first `limit` candidates of all scopes in merge order, whether more exist, and the scopes with nothing left. */
-export interface Merged {
-  selected: Candidate[];
-  hasMore: boolean;
-  /** Scopes all of whose candidates through the boundary are among `selected`. */
-  exhausted: Set<string>;
-}
 
 /**
  * Merges the scopes' streams under the global limit, reading each stream in

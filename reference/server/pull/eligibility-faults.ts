@@ -7,7 +7,7 @@
 import type { ClientBase } from 'pg';
 import { parseLsn } from '../core/lsn.ts';
 import { comparePositions, type Position, triple } from '../core/position.ts';
-import { type Candidate, candidateOf, type EffectRow, type Merged } from './changes.ts';
+import { type Candidate, candidateOf, type EffectRow, type Merged } from './candidate.ts';
 
 type Stream = { scope: string; after: Position };
 
