@@ -23,4 +23,21 @@ export const PULL_REBUILD_WIRE_FAULTS: readonly FaultDefinition[] = [
       },
     },
   ]),
+  // A server that fills a page to its limit and then drops the last candidate it could not fit, while its cursor passes it.
+  wire('pull004-last-candidate-left-out', [
+    {
+      endpoint: 'pull',
+      times: Number.POSITIVE_INFINITY,
+      fault: {
+        kind: 'rewrite',
+        describe: 'the last change of a pull page with more to come left out',
+        // biome-ignore lint/suspicious/noExplicitAny: a transform edits the parsed body member by member
+        transform: (json: any) => {
+          if (json?.has_more !== true || !Array.isArray(json.changes) || json.changes.length === 0) return undefined;
+          json.changes.pop();
+          return json;
+        },
+      },
+    },
+  ]),
 ];

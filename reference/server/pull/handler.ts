@@ -12,7 +12,7 @@ import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
 import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
-import { reconcileAhead } from '../core/fault-behaviour.ts';
+import { reconcileAhead, withLiveSourceRows } from '../core/fault-behaviour.ts';
 import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
@@ -80,6 +80,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
 
     // Per-scope streams merged under the global limit.
     const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
+    if (fault('pull004-rows-read-live')) await withLiveSourceRows(db, catalog.tables, selected); // fault: server:pull004-rows-read-live
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};
