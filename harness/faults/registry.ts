@@ -24,13 +24,14 @@ import { STATE_WIRE_FAULTS } from './wire/failure-state-and-version.ts';
 import { INTEGRITY_WIRE_FAULTS } from './wire/integrity.ts';
 import { MUTATION_WIRE_FAULTS } from './wire/mutation-and-data-correctness.ts';
 import { PROTOCOL_WIRE_FAULTS } from './wire/protocol.ts';
+import { PULL_REBUILD_WIRE_FAULTS } from './wire/pull-rebuild.ts';
 import { SCOPE_WIRE_FAULTS } from './wire/scope-and-membership.ts';
 import { SEED_WIRE_FAULTS } from './wire/startup-and-portable-seed.ts';
 
 export type { FaultDefinition, FaultKind } from './wire/define.ts';
 
 /** Faults the proxy injects: the shared ones and each section's own. */
-export const WIRE_FAULTS: readonly FaultDefinition[] = [...COMMON_WIRE_FAULTS, ...PROTOCOL_WIRE_FAULTS, ...INTEGRITY_WIRE_FAULTS, ...STATE_WIRE_FAULTS, ...SCOPE_WIRE_FAULTS, ...SEED_WIRE_FAULTS, ...MUTATION_WIRE_FAULTS];
+export const WIRE_FAULTS: readonly FaultDefinition[] = [...COMMON_WIRE_FAULTS, ...PROTOCOL_WIRE_FAULTS, ...INTEGRITY_WIRE_FAULTS, ...STATE_WIRE_FAULTS, ...SCOPE_WIRE_FAULTS, ...SEED_WIRE_FAULTS, ...MUTATION_WIRE_FAULTS, ...PULL_REBUILD_WIRE_FAULTS];
 
 const MARK = /\/\/ fault: ((server|client):[a-z0-9-]+)/g;
 const REFERENCE_DIR = fileURLToPath(new URL('../../reference/', import.meta.url));

@@ -179,6 +179,12 @@ Given('the harness records the cursors client {string} inspects as {string}', fu
 
 processPhrase(/^client "([^"]+)" reports /);
 
+Then('client {string} reports scope {string} as requiring rebuild, with no cursor and no checksum installed', async function (this: SyncWorld, name: string, scope: string) {
+  const state = await scopeState(this, name, scope);
+  this.assert.ok(state !== undefined, `client "${name}" reports scope ${scope}`);
+  this.assert.equal({ rebuildRequired: state.rebuildRequired, cursor: state.cursor, checksum: state.checksum }, { rebuildRequired: true, cursor: null, checksum: null }, `scope ${scope} as client "${name}" reports it`);
+});
+
 Then('client {string} reports scope {string} as not requiring rebuild, with the final rebuild cursor installed', async function (this: SyncWorld, name: string, scope: string) {
   const row = (await reportedScopes(this, name)).find((s) => s.scopeId === scope);
   this.assert.ok(row !== undefined, `client "${name}" reports no scope ${scope}`);

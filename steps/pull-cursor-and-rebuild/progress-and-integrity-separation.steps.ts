@@ -79,12 +79,6 @@ Then("the checksum client {string} inspects for scope {string} equals the {strin
   this.assert.equal(state?.checksum, claimed, `the checksum client "${name}" holds for ${scope}`);
 });
 
-Then('client {string} reports scope {string} as requiring rebuild, with no cursor and no checksum installed', async function (this: SyncWorld, name: string, scope: string) {
-  const state = await scopeState(this, name, scope);
-  this.assert.ok(state !== undefined, `client "${name}" reports scope ${scope}`);
-  this.assert.equal({ rebuildRequired: state.rebuildRequired, cursor: state.cursor, checksum: state.checksum }, { rebuildRequired: true, cursor: null, checksum: null }, `scope ${scope} as client "${name}" reports it`);
-});
-
 Then('the cursor client {string} inspects for scope {string} is not the {string} of the first attempt', async function (this: SyncWorld, name: string, scope: string, memberName: string) {
   const first = await attemptWithFinalPage(this, name, scope, 'first');
   const refused = first.finalPage[memberName];

@@ -10,6 +10,8 @@ import { computeAssignment, reconcile } from './assignment.ts';
 import { scopeRows } from './checksums.ts';
 import { type Position, triple } from './position.ts';
 import { withClientSnapshot } from './snapshot.ts';
+import { quoteIdent, type TableDef } from './tables.ts';
+import type { ChangeSource } from './wire-change.ts';
 
 /**
  * Sensitivity-run fault only: reconciles the named client in a transaction
@@ -145,4 +147,22 @@ export async function acknowledgeSnapshotBoundary(db: PoolClient, ids: { userId:
        effect_ordinal = excluded.effect_ordinal, acknowledged_at = clock_timestamp()`,
     [ids.userId, ids.clientId, ids.scope, ids.streamGeneration, lsn, event, effect],
   );
+}
+
+/**
+ * Sensitivity-run fault only: gives each upsert of a pull page the row the
+ * source table holds now instead of the one capture stored for the effect
+ * (and drops the stored digest, so the checksum covers the live row), as a
+ * server that builds outcomes from the live source row would.
+ */
+export async function withLiveSourceRows(db: PoolClient, tables: Map<string, TableDef>, candidates: ChangeSource[]): Promise<void> {
+  for (const c of candidates) {
+    const table = tables.get(c.tableId);
+    if (c.op !== 'upsert' || table === undefined) continue;
+    const keyType = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
+    const { rows } = await db.query<Record<string, unknown>>(`SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = $1::${keyType}`, [c.pkText]);
+    if (rows[0] === undefined) continue;
+    c.row = rows[0];
+    c.stored = null;
+  }
 }

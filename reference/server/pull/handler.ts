@@ -16,7 +16,7 @@ import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
 import { invalidRequest } from '../core/errors.ts';
-import { reconcileAhead } from '../core/fault-behaviour.ts';
+import { reconcileAhead, withLiveSourceRows } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
 import { gateCapture, gateClient } from '../core/gates.ts';
 import { checkPullText } from '../core/input-limits.ts';
@@ -83,6 +83,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     // Per-scope streams merged under the global limit.
     const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
     if (fault('skip-changes-sent-before')) dropSentBefore(request.client_id, selected); // fault: server:skip-changes-sent-before
+    if (fault('pull004-rows-read-live')) await withLiveSourceRows(db, catalog.tables, selected); // fault: server:pull004-rows-read-live
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};

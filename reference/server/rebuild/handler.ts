@@ -243,6 +243,8 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
     }
     const p = await verifyToken(db, 'rebuild_cursor', request.cursor);
     if (p === undefined || Object.keys(p).sort().join(',') !== TOKEN_MEMBERS || p.kind !== 'rebuild' || p.token_version !== 1) throw invalidRequest();
+    if (fault('pull011-context-from-token')) Object.assign(request, { scope: p.scope_id, rebuild_id: p.rebuild_id }); // fault: server:pull011-context-from-token
+    if (fault('pull011-limit-from-token')) request.limit = p.page_limit as number; // fault: server:pull011-limit-from-token
     if (p.user_binding !== userId || p.client_binding !== request.client_id || p.scope_id !== request.scope || p.rebuild_id !== request.rebuild_id || p.page_limit !== request.limit) {
       throw invalidRequest();
     }
@@ -260,6 +262,7 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
       }
     }
     await checkCurrent(db, s, client, catalog, streamGeneration, userId, request.client_id);
+    if (fault('pull011-sliding-expiry')) await db.query('UPDATE synchro.rebuild_sessions SET expires_at = $2 WHERE session_id::text = $1', [s.sessionId, Object.assign(s, { expiresAt: new Date(serverClock.now().getTime() + LIFETIME_MS) }).expiresAt]); // fault: server:pull011-sliding-expiry
     admit();
     await gateCapture(db, userId, request.client_id);
     return await page(db, s, catalog, userId, request.client_id, next);
