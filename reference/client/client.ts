@@ -217,6 +217,7 @@ export class SynchroClient {
   /** An explicit new start after stop: reopen, validate and recover, then wait for syncNow. */
   start(): Status {
     this.#lifecycleCall('start');
+    if (fault('local004-start-clears-rejections')) this.clearRejections(); // fault: client:local004-start-clears-rejections
     if (this.life.state === 'stopped') this.life.go('local_ready');
     return this.status();
   }
