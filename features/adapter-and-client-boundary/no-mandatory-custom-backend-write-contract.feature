@@ -17,7 +17,7 @@ Feature: No Mandatory Custom Backend Write Contract
       | owner_id   | string   | no  | no       |
       | title      | string   | no  | no       |
       | deleted_at | datetime | no  | yes      |
-    And table "tasks" uses column "deleted_at" for soft deletes
+    And table "tasks" marks deletion with column "deleted_at"
     And table "tasks" places each row in scope "user:{owner_id}"
     And a registered table "counters" with columns:
       | column   | type  | key | nullable |

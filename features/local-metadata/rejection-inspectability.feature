@@ -87,7 +87,7 @@ Feature: Rejection Inspectability
       And client "A" syncs
       And the harness restarts client "A"
       Then client "A" inspection still shows that rejection with code "schema_incompatible" and the unchanged mutation
-      And the proxy recorded exactly one push carrying that "mutationID"
+      And the proxy recorded exactly one push answered with an outcome for that "mutationID", and no push carrying it after that one
 
     @negative @cap:schema
     Scenario: A conflict rejection survives a rebuild of its scope
@@ -97,7 +97,7 @@ Feature: Rejection Inspectability
         UPDATE tasks SET title = 'Plan summer trip' WHERE id = 't1';
         """
       And client "A" has synced
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the server publishes a class 3 manifest that adds a column "priority" of type "int" with existing values to table "tasks", affecting scope "user:alice"
       And client "A" syncs
       Then client "A" rebuilt scope "user:alice"
       And client "A" inspection shows the rejection with code "version_conflict" unchanged

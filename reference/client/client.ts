@@ -135,6 +135,7 @@ export class SynchroClient {
       if (fault('lose-pending-on-restart')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE lifecycle_state = 'pending'`).run(); // fault: client:lose-pending-on-restart
       if (fault('local001-sealed-batch-in-memory')) ctx.db.exec(`UPDATE _synchro_pending_changes SET lifecycle_state = 'pending', sealed_batch_id = NULL, sealed_ordinal = NULL WHERE lifecycle_state = 'sealed'; DELETE FROM _synchro_push_batches WHERE state = 'sealed'`); // fault: client:local001-sealed-batch-in-memory
       if (fault('local001-regenerate-unsent-ids')) for (const t of ['_synchro_mutation_values', '_synchro_pending_changes']) ctx.db.prepare(`UPDATE ${t} SET mutation_id = substr(mutation_id, 29, 8) || substr(mutation_id, 9, 20) || substr(mutation_id, 1, 8) WHERE mutation_id IN (SELECT mutation_id FROM _synchro_pending_changes WHERE lifecycle_state = 'pending')`).run(); // fault: client:local001-regenerate-unsent-ids
+      if (fault('local002-rebuild-session-in-memory')) ctx.db.exec('DELETE FROM _synchro_rebuild_page_receipts; DELETE FROM _synchro_rebuild_attempts'); // fault: client:local002-rebuild-session-in-memory
       const finals = ctx.db.prepare('SELECT scope_id FROM _synchro_rebuild_attempts WHERE final_checksum IS NOT NULL').all() as { scope_id: string }[];
       for (const f of finals) finishRebuild(ctx, f.scope_id);
     } catch (e) {
@@ -217,6 +218,7 @@ export class SynchroClient {
   /** An explicit new start after stop: reopen, validate and recover, then wait for syncNow. */
   start(): Status {
     this.#lifecycleCall('start');
+    if (fault('local004-start-clears-rejections')) this.clearRejections(); // fault: client:local004-start-clears-rejections
     if (this.life.state === 'stopped') this.life.go('local_ready');
     return this.status();
   }

@@ -3,7 +3,7 @@
  * Scope assignment: users granted and revoked scopes, shared scopes, and what
  * the registered assignment function returns.
  */
-import { type DataTable, Given } from '@cucumber/cucumber';
+import { type DataTable, Given, When } from '@cucumber/cucumber';
 import type { ScopesControl } from '../../harness/adapters/server.ts';
 import { provisioned } from '../support/scopes/assignment-sources.ts';
 import { literal } from '../support/scopes/roles.ts';
@@ -20,6 +20,11 @@ Given('user {string} is assigned scope {string}', async function (this: SyncWorl
 });
 
 Given('scope {string} is revoked from user {string}', async function (this: SyncWorld, scope: string, user: string) {
+  await (await scopes(this)).revokeUserScope(user, scope);
+});
+
+// The operator's action in the middle of a scenario, where a Given above states the set-up form.
+When('the operator revokes scope {string} from user {string}', async function (this: SyncWorld, scope: string, user: string) {
   await (await scopes(this)).revokeUserScope(user, scope);
 });
 

@@ -4,17 +4,11 @@
  * the steps only this requirement uses. Steps it shares with others are in
  * steps/common/, the helpers behind them in steps/support/.
  */
-import { Given, Then, When } from '@cucumber/cucumber';
+import { Given, Then } from '@cucumber/cucumber';
 import { bodyOf, deliveredOf, exchangesOf } from '../support/exchanges.ts';
 import { lastPull } from '../support/wire-values/operations.ts';
 import { keyValue, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
-
-When('the operator revokes scope {string} from user {string}', async function (this: SyncWorld, scope: string, user: string) {
-  const server = await this.readyServer();
-  if (!server.scopes) throw new Error(`server adapter "${server.id}" has no scopes capability`);
-  await server.scopes.revokeUserScope(user, scope);
-});
 
 interface Provenance {
   scopeId: string;

@@ -51,6 +51,7 @@ export function startAttempt(ctx: Ctx, scopeId: string): Attempt {
     ctx.db.prepare('DELETE FROM _synchro_rebuild_attempts WHERE scope_id = ?').run(scopeId);
     if (fault('rebuild-resets-every-scope')) resetEveryOtherScope(ctx, scopeId); // fault: client:rebuild-resets-every-scope
     if (fault('rebuild-drops-shared-rows')) deleteRowsOfScope(ctx, scopeId); // fault: client:rebuild-drops-shared-rows
+    if (fault('local004-rebuild-clears-rejections')) ctx.db.prepare('DELETE FROM _synchro_rejected_mutations').run(); // fault: client:local004-rebuild-clears-rejections
     if (!fault('local005-rebuild-keeps-old-provenance')) clearScopeRows(ctx, scopeId); // fault: client:local005-rebuild-keeps-old-provenance
     if (fault('rebuild-clears-local-tables')) clearApplicationTables(ctx); // fault: client:rebuild-clears-local-tables
     ctx.db.prepare('UPDATE _synchro_scopes SET generation = generation + 1, cursor = NULL, checksum = NULL, rebuild_required = 1 WHERE scope_id = ?').run(scopeId);

@@ -135,6 +135,7 @@ async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
 }
 
 async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): Promise<Evaluation> {
+  if (m.op === 'delete' && fault('bound004-delete-needs-own-endpoint')) return { kind: 'rejected', outcome: terminal(m, ctx, 'policy_rejected') }; // fault: server:bound004-delete-needs-own-endpoint
   const soft = m.op === 'delete' && table.deletedAtColumn !== null;
   const assigned = m.op === 'update' ? params.map(([c]) => c) : soft ? [table.deletedAtColumn as string] : [];
   if (table.updatedAtColumn !== null && m.op !== 'delete') assigned.push(table.updatedAtColumn);
