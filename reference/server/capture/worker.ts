@@ -278,6 +278,7 @@ export class CaptureWorker implements CaptureHandle {
       }
       decoded += raw.length;
       const txs = groupTransactions(raw);
+      if (fault('cap003-materialize-in-start-order')) for (const tx of txs.sort((a, b) => a.xid - b.xid)) learnRelations(tx, this.relations); // fault: server:cap003-materialize-in-start-order
       if (txs.length === 0) {
         await this.idleAck(flush);
         break;

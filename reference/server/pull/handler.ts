@@ -79,6 +79,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
 
     // Per-scope streams merged under the global limit.
     const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
+    if (fault('cap003-changes-by-table-name')) selected.sort((a, b) => utf8Order(catalog.tables.get(a.tableId)?.name ?? '', catalog.tables.get(b.tableId)?.name ?? '')); // fault: server:cap003-changes-by-table-name
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};
@@ -88,6 +89,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       let position: Position | undefined;
       if (exhausted) position = boundary;
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
+      if (fault('cap003-page-cursor-at-transaction-end') && position?.kind === 'effect') position = { kind: 'transaction_end', lsn: position.lsn }; // fault: server:cap003-page-cursor-at-transaction-end
       if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
     }
 
