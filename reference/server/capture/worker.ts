@@ -22,6 +22,7 @@ import pg from 'pg';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, type StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
+import { relationDrifted } from '../core/relation-identity.ts';
 import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { digestSchemaHash, materializeTransaction } from './materialize.ts';
@@ -128,7 +129,15 @@ export class CaptureWorker implements CaptureHandle {
     const db = this.db as pg.Client;
     if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION} WITH (publish_via_partition_root = true)`);
     const wanted = new Set(
-      (await db.query<{ q: string }>("SELECT format('%I.%I', physical_schema, physical_relation) AS q FROM synchro.relations WHERE active")).rows.map((r) => r.q),
+      // By stored OID, and only while it still names the registered table: a same-named table created
+      // after a drop (or a renamed one) is never published in the registration's place.
+      (
+        await db.query<{ q: string }>(
+          `SELECT format('%I.%I', n.nspname, c.relname) AS q FROM synchro.relations r
+             JOIN pg_class c ON c.oid = r.physical_relation_oid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE r.active AND n.nspname = r.physical_schema AND c.relname = r.physical_relation`,
+        )
+      ).rows.map((r) => r.q),
     );
     const present = new Set(
       (await db.query<{ q: string }>("SELECT format('%I.%I', schemaname, tablename) AS q FROM pg_publication_tables WHERE pubname = $1", [PUBLICATION])).rows.map((r) => r.q),
@@ -258,6 +267,12 @@ export class CaptureWorker implements CaptureHandle {
     const db = this.db as pg.Client;
     const poison = await this.activePoison();
     if (poison !== undefined && !poison.retry) {
+      await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+      return;
+    }
+    // A registered relation that drifted (renamed, moved, re-created, replica identity changed) blocks
+    // everything after it: nothing is read against a registration that no longer names its table.
+    if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
