@@ -8,6 +8,7 @@
  */
 import { Given, Then, When } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
+import { assertNoNewGeneration, rememberGenerationBefore } from '../support/capture-order/registry-generations.ts';
 import { createSchemas, prepareProjection, qualified, register, templateFunction } from '../support/capture-order/relation-identity.ts';
 import { dependencyState } from '../support/scope-dependencies/state.ts';
 import { attemptAsOwner, contractState } from '../support/scopes/function-contract.ts';
@@ -22,22 +23,13 @@ Given('the source database has schemas {string} and {string} each with a table {
   await prepareProjection(this, `${first}.${table}`);
 });
 
-/** The highest active registry generation, or null before the first registration. */
-async function activeGenerationOrNull(world: SyncWorld): Promise<string | null> {
-  const [row] = await inspectRows<{ g: string | null }>(world, "SELECT max(generation)::text AS g FROM synchro.registry_generations WHERE state = 'active'");
-  return row?.g ?? null;
-}
-
-const generationBefore = new WeakMap<SyncWorld, string | null>();
-
 When('the operator registers table {string} with primary key {string}', async function (this: SyncWorld, relation: string, key: string) {
-  generationBefore.set(this, await activeGenerationOrNull(this));
+  await rememberGenerationBefore(this);
   contractState(this).outcome = await attemptAsOwner(this, 'SELECT synchro.synchro_register_table(relation => $1, pk_column => $2)', [relation, key]);
 });
 
 Then('no new active registry generation exists', async function (this: SyncWorld) {
-  if (!generationBefore.has(this)) throw new Error('no registration was attempted in this scenario');
-  this.assert.equal(await activeGenerationOrNull(this), generationBefore.get(this), 'the highest active registry generation, before and after the refused registration');
+  await assertNoNewGeneration(this);
 });
 
 Given('the operator has registered table {string} with primary key {string} and membership scope {string}', async function (this: SyncWorld, relation: string, key: string, template: string) {

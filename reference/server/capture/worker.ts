@@ -270,12 +270,6 @@ export class CaptureWorker implements CaptureHandle {
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
-    // A registered relation that drifted (renamed, moved, re-created, replica identity changed) blocks
-    // everything after it: nothing is read against a registration that no longer names its table.
-    if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
-      await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
-      return;
-    }
     let decoded = 0;
     // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
     const digestHash = await digestSchemaHash(db);
@@ -292,6 +286,13 @@ export class CaptureWorker implements CaptureHandle {
         return;
       }
       decoded += raw.length;
+      // A registered relation that drifted (renamed, moved, re-created, key or replica identity changed)
+      // blocks everything: nothing is materialized or acknowledged against a registration that no longer
+      // names its table. Checked after the peek, so a drift committed before anything the peek returned is seen.
+      if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
+        await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+        return;
+      }
       const txs = groupTransactions(raw);
       if (fault('cap003-materialize-in-start-order')) for (const tx of txs.sort((a, b) => a.xid - b.xid)) learnRelations(tx, this.relations); // fault: server:cap003-materialize-in-start-order
       if (txs.length === 0) {
@@ -479,6 +480,7 @@ export class CaptureWorker implements CaptureHandle {
     await db.connect();
     try {
       const target = parseLsn(await flushWal(db));
+      let polled = false;
       for (;;) {
         if (this.paused) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
         if (this.testControls.holding) throw new CaptureStopped('the capture worker is held before its materialization commit; resume it before waiting for materialization');
@@ -488,11 +490,15 @@ export class CaptureWorker implements CaptureHandle {
         const r = rows[0];
         if (r !== undefined && parseLsn(r.a) >= target) return;
         if (r?.p === true) throw new CapturePoisoned('capture is blocked by a quarantined transaction');
+        // Drift blocks until an operator acts, like a quarantine: once a real poll has run into it, waiting
+        // for the deadline would only hide that.
+        if (polled && (await relationDrifted(db))) throw new CapturePoisoned('capture is blocked: a registered relation drifted from its registration');
         if (Date.now() > deadline) throw new Error(`capture did not reach ${formatLsn(target)} in ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           this.waiters.push(resolve);
           this.kick();
         });
+        polled = true;
       }
     } finally {
       await db.end();
