@@ -44,7 +44,33 @@ Feature: Commit Safe WAL Order
         """
       And capture has materialized every committed source transaction
       And client "A" pulls
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes in this order:
+        | scope      | table | op     | pk  |
+        | user:alice | tasks | upsert | t-b |
+        | user:alice | tasks | upsert | t-a |
+
+    @cap:provision @cap:sourceSql @cap:capture
+    Scenario: two interleaved transactions decoded in the same poll are materialized in commit order, not start order
+      Given the capture worker is paused
+      When source connection "c1" runs:
+        """
+        BEGIN;
+        INSERT INTO public.tasks (id, owner_id, seq_no, updated_at) VALUES ('t-a', 'alice', 1, '2030-01-01 00:00:00+00');
+        """
+      And source connection "c2" runs:
+        """
+        BEGIN;
+        INSERT INTO public.tasks (id, owner_id, seq_no, updated_at) VALUES ('t-b', 'alice', 2, '2020-01-01 00:00:00+00');
+        COMMIT;
+        """
+      And source connection "c1" runs:
+        """
+        COMMIT;
+        """
+      And the capture worker resumes
+      And capture has materialized every committed source transaction
+      And client "A" pulls
+      Then the pull response lists exactly these changes in this order:
         | scope      | table | op     | pk  |
         | user:alice | tasks | upsert | t-b |
         | user:alice | tasks | upsert | t-a |
@@ -60,7 +86,7 @@ Feature: Commit Safe WAL Order
         """
       And capture has materialized every committed source transaction
       And client "A" pulls
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes in this order:
         | scope      | table | op     | pk  |
         | user:alice | tasks | upsert | t-z |
         | user:alice | tasks | upsert | t-m |
@@ -79,12 +105,16 @@ Feature: Commit Safe WAL Order
 
   Rule: an empty generation is represented by generation_start
 
-    @cap:provision @cap:inspect
-    Scenario: a fresh stream starts at generation_start and an empty scope rebuilds to no records
+    # Registering a table is itself a processed source transaction (its registry activation message),
+    # so the generation the Background ends in is not empty; a stream reset starts one that is.
+    @cap:provision @cap:capture @cap:inspect
+    Scenario: a new stream generation starts at generation_start and an empty scope rebuilds to no records
       Given no source transaction has touched a registered table since installation
+      When the operator resets the capture stream to a new generation
       Then server inspection shows the durable pull boundary at position kind "generation_start"
       When client "A" rebuilds scope "user:alice" to its final page
       Then the final rebuild page holds 0 records and a non-null "final_scope_cursor"
+      And server inspection decodes that "final_scope_cursor" to position kind "generation_start" of the current stream generation
       When client "A" pulls
       Then the response status is 200
       And the pull response lists no change for table "tasks"
@@ -93,13 +123,13 @@ Feature: Commit Safe WAL Order
 
     @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario: a transaction with no registered row event still gets a completed record and a transaction_end boundary
-      When the harness commits on the source database:
+      When the harness commits on the source database and records the commit position as "probe":
         """
         SELECT pg_logical_emit_message(true, 'harness_probe', 'x');
         """
       And capture has materialized every committed source transaction
-      Then server inspection shows either a completed transaction record with 0 events for that transaction or a processed boundary at or after its end
-      And server inspection shows the slot acknowledgement at or after the end of that transaction
+      Then server inspection shows either a completed transaction record with 0 events for transaction "probe" or a processed boundary at or after its end
+      And server inspection shows the slot acknowledgement at or after the end of transaction "probe"
 
     @cap:provision @cap:sourceSql @cap:capture
     Scenario Outline: paging with limit 1 resumes between effects with no gap and no repeat
@@ -140,7 +170,7 @@ Feature: Commit Safe WAL Order
         """
       And capture has materialized every committed source transaction
       And client "A" pulls
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes in this order:
         | scope      | table | op     | pk  |
         | user:alice | tasks | upsert | t-1 |
         | user:alice | tasks | upsert | t-2 |
@@ -168,7 +198,7 @@ Feature: Commit Safe WAL Order
         """
       And capture has materialized every committed source transaction
       And client "A" pulls
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes in this order:
         | scope      | table     | op     | pk  |
         | user:alice | tasks     | upsert | t-1 |
         | user:alice | aaa_notes | upsert | n-1 |
@@ -191,7 +221,7 @@ Feature: Commit Safe WAL Order
         """
       And capture has materialized every committed source transaction
       And client "A" pulls
-      Then the pull response lists exactly these changes:
+      Then the pull response lists exactly these changes in this order:
         | scope      | table | op     | pk  |
         | user:alice | tasks | upsert | t-n |
 
@@ -201,7 +231,7 @@ Feature: Commit Safe WAL Order
     Scenario: every cursor and rebuild boundary the server issues decodes to a defined point of the current generation
       When the harness commits on the source database:
         """
-        INSERT INTO public.tasks (id, owner_id, seq_no, updated_at) VALUES ('t-1', 'alice', 1, '2024-01-01 00:00:00+00');
+        INSERT INTO public.tasks (id, owner_id, seq_no, updated_at) VALUES ('t-1', 'alice', 1, '2024-01-01 00:00:00+00'), ('t-2', 'alice', 2, '2024-01-01 00:00:00+00');
         """
       And capture has materialized every committed source transaction
       And client "A" pulls pages with limit 1 until "has_more" is false

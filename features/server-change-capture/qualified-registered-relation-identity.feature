@@ -57,9 +57,10 @@ Feature: Qualified Registered Relation Identity
       And client "A" of user "alice" has connected and rebuilt every assigned scope
       When the harness commits on the source database:
         """
-        ALTER ROLE CURRENT_USER SET search_path = b, a, public;
+        DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = b, a, public', current_database()); END $$;
         INSERT INTO a.items (id, owner_id, label) VALUES ('a-2', 'alice', 'qualified');
         """
+      And the capture worker is killed
       And the capture worker is restarted
       And capture has materialized every committed source transaction
       And client "A" pulls
@@ -70,10 +71,7 @@ Feature: Qualified Registered Relation Identity
     @cap:provision @cap:sourceSql @cap:inspect
     Scenario: adding the same-named relation to the publication fails readiness
       Given the operator has registered table "a.items" with primary key "id" and membership scope "user:{owner_id}"
-      When the harness commits on the source database:
-        """
-        ALTER PUBLICATION synchro_pub ADD TABLE b.items;
-        """
+      When the harness adds relation "b.items" to the publication that captures "a.items"
       Then server inspection reports the capture check "publication" as "failed"
       And the readiness response is 503 with body exactly:
         """

@@ -144,7 +144,7 @@ Feature: Registered Key And Replica Identity
       And client "A" of user "alice" has connected and rebuilt every assigned scope
       When client "A" pushes a batch with:
         | mutation_id                          | operation | table | pk  | base_version                 | id  | title   |
-        | 4d6e8f0a-3c5b-4e7d-8f9a-1b2c3d4e5f03 | update    | tasks | t-1 | the version client "A" holds | t-9 | renamed |
+        | 4d6e8f0a-3c5b-4e7d-8f9a-1b2c3d4e5f03 | update    | tasks | t-1 | current                      | t-9 | renamed |
       Then the rejected outcome of mutation "4d6e8f0a-3c5b-4e7d-8f9a-1b2c3d4e5f03" has status "rejected_terminal" and code "validation_failed"
       And server inspection shows no write fence for mutation "4d6e8f0a-3c5b-4e7d-8f9a-1b2c3d4e5f03"
       And the source row "t-1" of table "tasks" still has title "keep"
@@ -158,7 +158,7 @@ Feature: Registered Key And Replica Identity
         | id     | string | yes |
         | region | string | no  |
         | title  | string | no  |
-      And the source table "public.parts" <layout>
+      And <layout>
       And the harness has committed and capture has materialized:
         """
         INSERT INTO public.parts (id, region, title) VALUES ('p-1', 'eu', 'keep');
@@ -167,15 +167,15 @@ Feature: Registered Key And Replica Identity
         """
         <sql>
         """
-      Then the statement fails with SQLSTATE "23514"
       And capture has materialized every committed source transaction
+      Then the statement fails with SQLSTATE "23514"
       And server inspection shows no event, row version or pull effect for a key other than "p-1" in table "parts"
 
       Examples:
-        | case                                  | layout                                                                                                  | sql                                                    |
-        | a direct key update                   | is a plain table                                                                                        | UPDATE public.parts SET id = 'p-2' WHERE id = 'p-1';   |
-        | a later BEFORE UPDATE trigger rewriting the key | has a BEFORE UPDATE row trigger "zzz_rekey" that sets NEW.id to 'p-2'                          | UPDATE public.parts SET title = 'x' WHERE id = 'p-1';  |
-        | a partition row move                  | is partitioned by list on "id" with partition "parts_p1" for 'p-1' and a default partition              | UPDATE public.parts SET id = 'p-2' WHERE id = 'p-1';   |
+        | case                                            | layout                                                                                                          | sql                                                   |
+        | a direct key update                             | the source table "public.parts" is a plain table                                                                | UPDATE public.parts SET id = 'p-2' WHERE id = 'p-1';  |
+        | a later BEFORE UPDATE trigger rewriting the key | the source table "public.parts" has a BEFORE UPDATE row trigger "zzz_rekey" that sets NEW.id to 'p-2'           | UPDATE public.parts SET title = 'x' WHERE id = 'p-1'; |
+        | a partition row move                            | the source relation of "parts" is range-partitioned by id into "parts_p1" for ids below 'p-2' and "parts_rest" for the rest | UPDATE public.parts SET id = 'p-2' WHERE id = 'p-1';  |
 
   Rule: continuing capture after key or replica identity drift, or capturing a key-value update as one event, is a violation
 
@@ -193,7 +193,6 @@ Feature: Registered Key And Replica Identity
         """
       And the harness commits on the source database and records the commit position as "W":
         """
-        UPDATE public.tasks SET title = 'after drift' WHERE id = 't-1';
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-2', 'alice', 'after drift');
         """
       And the capture worker completes 3 polls

@@ -21,6 +21,10 @@ const BACKFILL_CATCH_UP = 'synchro.membership_backfill_catch_up(jsonb)';
 const BACKFILL_ACTIVATE = 'synchro.synchro_activate_membership_backfill(bigint)';
 /** Push-unit step 1: the refusal of a caller's transaction with a pending deferred trigger event. */
 const PUSH_GUARD = 'synchro.synchro_push_guard()';
+/** Registration's checks of the key and replica identity, shared by synced and capture-only relations. */
+const REGISTRATION = 'synchro.registration_register(text, text, text, text, text, text, text, text, text[], text[], integer)';
+/** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
+const FENCE = 'synchro.synchro_capture_fence()';
 
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
@@ -40,5 +44,10 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('scope005-backfill-writes-live-edges')) amendments.push({ fn: BACKFILL_STAGE, from: 'INSERT INTO synchro.membership_backfill_edges (backfill_id, pk_text, scope_id)', to: 'INSERT INTO synchro.membership_edges (table_id, pk_text, scope_id) SELECT (SELECT table_id FROM synchro.membership_backfills WHERE backfill_id = p_backfill), k, sc FROM unnest(p_edge_keys, p_edge_scopes) AS u(k, sc) ON CONFLICT DO NOTHING; INSERT INTO synchro.membership_backfill_edges (backfill_id, pk_text, scope_id)' }); // fault: server:scope005-backfill-writes-live-edges
   if (fault('push-guard-skipped')) amendments.push({ fn: PUSH_GUARD, from: "IF SQLERRM LIKE '%pending trigger events%' THEN", to: 'IF false THEN' }); // fault: server:push-guard-skipped
   if (fault('push-guard-fires-caller-events')) amendments.push({ fn: PUSH_GUARD, from: 'FOR v_rel IN', to: 'SET CONSTRAINTS ALL IMMEDIATE; FOR v_rel IN' }); // fault: server:push-guard-fires-caller-events
+  if (fault('cap010-replica-identity-unchecked')) amendments.push({ fn: REGISTRATION, from: "IF v_ident <> 'd' THEN", to: 'IF false THEN' }); // fault: server:cap010-replica-identity-unchecked
+  if (fault('cap010-deferrable-key-accepted')) amendments.push({ fn: REGISTRATION, from: 'IF v_con.condeferrable THEN', to: 'IF false THEN' }); // fault: server:cap010-deferrable-key-accepted
+  if (fault('cap010-generated-key-with-push')) amendments.push({ fn: REGISTRATION, from: "IF p_push_policy = 'enabled' AND (v_pk_att.atthasdef", to: 'IF false AND (v_pk_att.atthasdef' }); // fault: server:cap010-generated-key-with-push
+  if (fault('cap010-key-type-by-base-type')) amendments.push({ fn: REGISTRATION, from: 'v_pk_type := synchro.portable_type_of(v_pk_att.atttypid);', to: "v_pk_type := synchro.portable_type_of(coalesce((SELECT nullif(typbasetype, 0) FROM pg_type WHERE oid = v_pk_att.atttypid AND typtype = 'd'), v_pk_att.atttypid));" }); // fault: server:cap010-key-type-by-base-type
+  if (fault('cap010-fence-skips-key-check')) amendments.push({ fn: FENCE, from: "IF TG_OP = 'UPDATE' AND v_new -> v_key IS DISTINCT FROM to_jsonb(OLD) -> v_key THEN", to: 'IF false THEN' }); // fault: server:cap010-fence-skips-key-check
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

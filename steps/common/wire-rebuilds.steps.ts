@@ -75,3 +75,14 @@ Then('the final rebuild page has {string} equal to the scope digest the harness 
   const expected = await codecScopeDigest(this, scope, presentedSchemaHash(final.requestText), rows);
   this.assert.equal(final.json[member], { algorithm: 'sha256', version: 1, encoding: 'hex', digest: expected }, `"${member}" of the final rebuild page of ${scope}, over its ${rows.length} records`);
 });
+
+/** The last rebuild answer of the scenario is a final page with that many records and a cursor in the member. */
+Then('the final rebuild page holds {int} records and a non-null {string}', function (this: SyncWorld, count: number, member: string) {
+  const final = [...this.replies].reverse().find((reply) => reply.endpoint === 'rebuild');
+  if (final === undefined) throw new Error('no rebuild page was fetched in this scenario');
+  this.assert.equal(final.status, 200, `the last rebuild page: ${final.text.slice(0, 500)}`);
+  this.assert.equal(final.json?.has_more, false, 'the last rebuild page is final');
+  this.assert.equal(final.json?.records?.length, count, 'records on the final rebuild page');
+  const value = final.json?.[member];
+  this.assert.ok(typeof value === 'string' && value !== '', `"${member}" of the final rebuild page is a non-null cursor, not ${JSON.stringify(value)}`);
+});

@@ -33,14 +33,6 @@ Then(/^the response body is byte-identical to the first response to page (\d+) o
   this.assert.equal({ status: reply.status, text: reply.text }, { status: first.status, text: first.text }, `the answer to the repeated request for page ${page} against the first answer`);
 });
 
-Given(/^the final rebuild page holds 0 records and a non-null "final_scope_cursor"$/, function (this: SyncWorld) {
-  const attempt = latestPagedRebuild(this, rebuildingClient(this));
-  const last = attempt.pages[attempt.pages.length - 1];
-  this.assert.equal(last?.status, 200, `the last page of the rebuild of ${attempt.scope} was answered ${last?.status}: ${last?.text.slice(0, 300)}`);
-  this.assert.equal({ has_more: last?.json?.has_more, records: last?.json?.records }, { has_more: false, records: [] }, `the one page of the rebuild of ${attempt.scope}`);
-  this.assert.ok(typeof last?.json?.final_scope_cursor === 'string', `the final page of ${attempt.scope} carries a final_scope_cursor: ${last?.text.slice(0, 300)}`);
-});
-
 Given('server inspection records the checkpoints of {string} as {string}', async function (this: SyncWorld, name: string, label: string) {
   recordedOf(this).checkpoints.set(label, await checkpointsOf(this, name));
 });

@@ -155,7 +155,7 @@ async function memberships(db: ClientBase, t: RegisteredTable, pkTexts: string[]
     // Rows come back key by key in input order, each key's scopes in the order the function gave them.
     const call = () =>
       db.query<{ n: number; s: unknown }>(
-        `SELECT u.n::int AS n, s::text AS s FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) CROSS JOIN LATERAL ${t.membershipFunction}(u.k::${pkSql}) AS s`,
+        `SELECT u.n::int AS n, s::text AS s FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) CROSS JOIN LATERAL ${fault('cap009-membership-function-by-bare-name') ? t.membershipFunction?.split('.').pop() : t.membershipFunction}(u.k::${pkSql}) AS s`, // fault: server:cap009-membership-function-by-bare-name
         [pkTexts],
       );
     rows = (t.membershipOwner ? await asFunctionOwner(db, t.membershipOwner, call) : await call()).rows;

@@ -23,6 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { StreamResetResult } from '../core/capture-control.ts';
+import { fault } from '../core/faults.ts';
 import { parseLsn } from '../core/lsn.ts';
 import { materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
@@ -117,6 +118,7 @@ export async function resetStream(databaseUrl: string, tables: Map<string, Regis
            materialized_commit_lsn = NULL, materialized_end_lsn = NULL, acknowledged_end_lsn = $3`,
         [generation, slot, candidate.consistentPoint],
       );
+      if (fault('cap003-empty-generation-as-transaction-end')) await db.query('UPDATE synchro.wal_progress SET materialized_commit_lsn = generation_start_lsn, materialized_end_lsn = generation_start_lsn'); // fault: server:cap003-empty-generation-as-transaction-end
       // Floors belong to the old lineage; the new one starts at generation_start.
       await db.query('UPDATE synchro.scope_state SET floor_commit_lsn = NULL, floor_event_ordinal = NULL, floor_effect_ordinal = NULL');
       await db.query("UPDATE synchro.wal_poison SET lifecycle = 'reset', resolved_at = clock_timestamp() WHERE lifecycle = 'active'");

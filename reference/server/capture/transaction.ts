@@ -4,6 +4,7 @@
  * fence its write produced. Pure: no database access.
  */
 import { createHash } from 'node:crypto';
+import { fault } from '../core/faults.ts';
 import { type Cell, decodeMessage, type PgOutputMessage, type RelationColumn } from './pgoutput.ts';
 
 /** A failure that quarantines the transaction, with a bounded class and no row data. */
@@ -204,6 +205,7 @@ export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations:
     else pendingFence.set(key, [...(pendingFence.get(key) ?? []), ev]);
     events.push(ev);
   }
+  if (fault('cap003-ordinals-in-key-order')) [...events].sort((a, b) => (a.pkText < b.pkText ? -1 : a.pkText > b.pkText ? 1 : 0)).forEach((ev, i) => { ev.ordinal = i; }); // fault: server:cap003-ordinals-in-key-order
   for (const q of fences.values()) if (q.length > 0) throw new CaptureFailure('fence_correlation_failed', 'a version fence has no row event', q[0]?.t ?? null);
   for (const ev of events) {
     if (ev.fence.version === '') throw new CaptureFailure('fence_correlation_failed', 'a row event has no version fence', ev.tableId);

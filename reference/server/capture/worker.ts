@@ -22,6 +22,7 @@ import pg from 'pg';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, type StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
+import { relationDrifted } from '../core/relation-identity.ts';
 import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { digestSchemaHash, materializeTransaction } from './materialize.ts';
@@ -129,7 +130,15 @@ export class CaptureWorker implements CaptureHandle {
     const db = this.db as pg.Client;
     if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION} WITH (publish_via_partition_root = true)`);
     const wanted = new Set(
-      (await db.query<{ q: string }>("SELECT format('%I.%I', physical_schema, physical_relation) AS q FROM synchro.relations WHERE active")).rows.map((r) => r.q),
+      // By stored OID, and only while it still names the registered table: a same-named table created
+      // after a drop (or a renamed one) is never published in the registration's place.
+      (
+        await db.query<{ q: string }>(
+          `SELECT format('%I.%I', n.nspname, c.relname) AS q FROM synchro.relations r
+             JOIN pg_class c ON c.oid = r.physical_relation_oid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE r.active AND n.nspname = r.physical_schema AND c.relname = r.physical_relation`,
+        )
+      ).rows.map((r) => r.q),
     );
     const present = new Set(
       (await db.query<{ q: string }>("SELECT format('%I.%I', schemaname, tablename) AS q FROM pg_publication_tables WHERE pubname = $1", [PUBLICATION])).rows.map((r) => r.q),
@@ -278,7 +287,15 @@ export class CaptureWorker implements CaptureHandle {
         return;
       }
       decoded += raw.length;
+      // A registered relation that drifted (renamed, moved, re-created, key or replica identity changed)
+      // blocks everything: nothing is materialized or acknowledged against a registration that no longer
+      // names its table. Checked after the peek, so a drift committed before anything the peek returned is seen.
+      if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
+        await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+        return;
+      }
       const txs = groupTransactions(raw);
+      if (fault('cap003-materialize-in-start-order')) for (const tx of txs.sort((a, b) => a.xid - b.xid)) learnRelations(tx, this.relations); // fault: server:cap003-materialize-in-start-order
       if (txs.length === 0) {
         await this.idleAck(flush);
         break;
@@ -465,6 +482,7 @@ export class CaptureWorker implements CaptureHandle {
     await db.connect();
     try {
       const target = parseLsn(await flushWal(db));
+      let polled = false;
       for (;;) {
         if (this.paused) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
         if (this.testControls.holding) throw new CaptureStopped('the capture worker is held before its materialization commit; resume it before waiting for materialization');
@@ -474,11 +492,15 @@ export class CaptureWorker implements CaptureHandle {
         const r = rows[0];
         if (r !== undefined && parseLsn(r.a) >= target) return;
         if (r?.p === true) throw new CapturePoisoned('capture is blocked by a quarantined transaction');
+        // Drift blocks until an operator acts, like a quarantine: once a real poll has run into it, waiting
+        // for the deadline would only hide that.
+        if (polled && (await relationDrifted(db))) throw new CapturePoisoned('capture is blocked: a registered relation drifted from its registration');
         if (Date.now() > deadline) throw new Error(`capture did not reach ${formatLsn(target)} in ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           this.waiters.push(resolve);
           this.kick();
         });
+        polled = true;
       }
     } finally {
       await db.end();

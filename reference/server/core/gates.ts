@@ -7,6 +7,7 @@ import type { ClientBase } from 'pg';
 import { authRequired, SyncError } from './errors.ts';
 import { fault } from './faults.ts';
 import type { Catalog } from './manifests.ts';
+import { relationDrifted } from './relation-identity.ts';
 
 export interface ClientState {
   clientGeneration: number;
@@ -69,6 +70,7 @@ async function capturePending(db: ClientBase, userId: string, clientId: string):
  */
 export async function gateCapture(db: ClientBase, userId: string, clientId: string): Promise<void> {
   const blocked = await db.query("SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' LIMIT 1");
-  if (blocked.rowCount !== 0) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
+  // A quarantined transaction or a drifted registered relation: capture reads nothing more until an operator acts.
+  if (blocked.rowCount !== 0 || (await relationDrifted(db))) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
   if (await capturePending(db, userId, clientId)) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
 }

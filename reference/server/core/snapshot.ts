@@ -7,6 +7,8 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { temporarilyUnavailable } from './errors.ts';
+import { fault } from './faults.ts';
+import { parseLsn } from './lsn.ts';
 import { boundaryOf, type Position } from './position.ts';
 
 /** Boundary and lineage of the materialized state; the first read of the snapshot. */
@@ -14,6 +16,7 @@ export async function readBoundary(db: PoolClient): Promise<{ boundary: Position
   const { rows } = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
   const p = rows[0];
   if (p === undefined) throw temporarilyUnavailable('capture has not started');
+  if (fault('cap003-boundary-at-processed-wal-end')) return { boundary: { kind: 'transaction_end', lsn: parseLsn((await db.query<{ e: string }>('SELECT processed_end_lsn::text AS e FROM synchro.wal_progress')).rows[0]?.e as string) }, streamGeneration: p.stream_generation }; // fault: server:cap003-boundary-at-processed-wal-end
   return { boundary: boundaryOf(p.m), streamGeneration: p.stream_generation };
 }
 

@@ -84,6 +84,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
     if (fault('skip-changes-sent-before')) dropSentBefore(request.client_id, selected); // fault: server:skip-changes-sent-before
     if (fault('pull004-rows-read-live')) await withLiveSourceRows(db, catalog.tables, selected); // fault: server:pull004-rows-read-live
+    if (fault('cap003-changes-by-table-name')) selected.sort((a, b) => utf8Order(catalog.tables.get(a.tableId)?.name ?? '', catalog.tables.get(b.tableId)?.name ?? '')); // fault: server:cap003-changes-by-table-name
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
 
     const scopeCursors: Record<string, string> = {};
@@ -95,6 +96,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       else if (mine.length > 0) position = positionOf(mine[mine.length - 1] as Candidate);
       if (exhausted && fault('cursor-at-source-head')) position = await sourceHead(db); // fault: server:cursor-at-source-head
       if (fault('cursor-at-event-end') && position?.kind === 'effect') position = { ...position, effect: 2147483647 }; // fault: server:cursor-at-event-end
+      if (fault('cap003-page-cursor-at-transaction-end') && position?.kind === 'effect') position = { kind: 'transaction_end', lsn: position.lsn }; // fault: server:cap003-page-cursor-at-transaction-end
       if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
     }
 

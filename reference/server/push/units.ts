@@ -95,6 +95,7 @@ function classify(m: Mutation, ctx: UnitContext): { outcome?: Outcome; table?: T
   for (const [id, value] of Object.entries(columnsOf(m))) {
     const f = table.byId.get(id);
     if (f === undefined && fault('ignore-unknown-fields')) continue; // fault: server:ignore-unknown-fields
+    if (id === table.pkFieldId && fault('cap010-key-field-dropped-from-patch')) continue; // fault: server:cap010-key-field-dropped-from-patch
     if (f === undefined || !f.writable) return { outcome: terminal(m, ctx, 'validation_failed') };
     try {
       params.push([f.column, toParameter(f, value)]);

@@ -31,7 +31,10 @@ BEGIN
    WHERE r.active AND NOT EXISTS (
      SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = r.physical_relation_oid AND n.nspname = r.physical_schema AND c.relname = r.physical_relation
-        AND c.relreplident = 'd');
+        AND c.relreplident = 'd'
+        -- The key is still the sole column of an immediate primary key, which replica identity DEFAULT uses.
+        AND EXISTS (SELECT 1 FROM pg_constraint k JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = r.pk_column
+                     WHERE k.conrelid = c.oid AND k.contype = 'p' AND NOT k.condeferrable AND k.conkey = ARRAY[a.attnum]));
   v_checks := v_checks || jsonb_build_object('relation_identity', CASE WHEN v_bad = 0
     THEN jsonb_build_object('state', 'ok', 'reason', 'ok')
     ELSE jsonb_build_object('state', 'failed', 'reason', 'relation_identity_invalid') END);

@@ -1,0 +1,34 @@
+/**
+ * Registered relation identity drift: an active registration whose stored
+ * OID no longer names a table with the recorded schema, name and replica
+ * identity DEFAULT (a rename, a schema move, a drop and re-create under the
+ * same name, a replica identity change, a key that is no longer one
+ * immediate primary-key column). Checked by OID first, never by
+ * name, so a re-created same-named table is drift, never the registered one.
+ * Drift blocks capture (the worker reads and acknowledges nothing) and the
+ * pull and rebuild endpoints (503 capture_blocked) until an operator
+ * reconfigures; readiness reports it as `relation_identity` (006-readiness.sql).
+ */
+import type { ClientBase } from 'pg';
+import { fault } from './faults.ts';
+
+/** The relation behind an active registration, found by its stored OID. */
+const BY_OID = 'c.oid = r.physical_relation_oid';
+
+/** The registered key column is still the sole column of an immediate primary key (the replica identity DEFAULT uses). */
+const SINGLE_IMMEDIATE_KEY = `EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attname = r.pk_column
+                WHERE k.conrelid = c.oid AND k.contype = 'p' AND NOT k.condeferrable AND k.conkey = ARRAY[a.attnum])`;
+
+export async function relationDrifted(db: ClientBase): Promise<boolean> {
+  const found = fault('cap009-identity-by-name') ? 'n.nspname = r.physical_schema AND c.relname = r.physical_relation' : BY_OID; // fault: server:cap009-identity-by-name
+  const keyShape = fault('cap010-drift-ignores-key-shape') ? 'true' : SINGLE_IMMEDIATE_KEY; // fault: server:cap010-drift-ignores-key-shape
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM synchro.relations r
+      WHERE r.active AND NOT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE ${found} AND n.nspname = r.physical_schema AND c.relname = r.physical_relation AND c.relreplident = 'd'
+           AND ${keyShape})
+      LIMIT 1`,
+  );
+  return rowCount !== 0;
+}
