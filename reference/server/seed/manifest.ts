@@ -71,7 +71,7 @@ export function exportManifestHash(m: Omit<SeedManifest, 'export_manifest_hash'>
 export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_LIMIT): Promise<SeedManifest> {
   await requireExportTransaction(db);
   if (!Number.isInteger(pageLimit) || pageLimit < 1 || pageLimit > MAX_PAGE_LIMIT) throw new SeedRequestError(`the page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
-  const started = await loadState(db);
+  const started = fault('seed004-manifest-recomputed') ? undefined : await loadState(db); // fault: server:seed004-manifest-recomputed
   if (started !== undefined) {
     if (started.pageLimit !== pageLimit) throw new SeedRequestError('the page limit is fixed for the whole export');
     return started.manifest;
@@ -80,6 +80,7 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   const progress = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
   const p = progress.rows[0];
   if (p === undefined) throw new SeedRequestError('capture has not started', 'temporarily_unavailable', true);
+  if (fault('seed004-boundary-at-wal-head')) p.m = (await db.query<{ m: string }>('SELECT pg_current_wal_lsn()::text AS m')).rows[0]?.m ?? p.m; // fault: server:seed004-boundary-at-wal-head
   const key = await seedKey(db);
   if (key === undefined) throw new SeedRequestError('no seed page key is active', 'temporarily_unavailable', true);
   const receiptKey = await seedKey(db, undefined, 'seed_continuation');
