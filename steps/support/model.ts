@@ -27,6 +27,8 @@ export interface TableSpec {
   conditional: { column: string; value: string; scope: string }[];
   /** Extra placements made only for rows whose `column` is not null (the template usually names it). */
   whenSet: { template: string; column: string }[];
+  /** Columns holding comma-separated scope IDs: each row is placed in every ID its column lists. */
+  listedIn?: string[];
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
@@ -97,6 +99,7 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
     ...table.whenSet.map((rule) => `SELECT ${scopeExpression(rule.template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)} IS NOT NULL`),
+    ...(table.listedIn ?? []).map((column) => `SELECT btrim(listed.id) FROM ${source} r, unnest(string_to_array(r.${ident(column)}, ',')) AS listed(id) WHERE r.${ident(key.name)} = p_key AND btrim(listed.id) <> ''`),
   ];
   return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
   ${branches.join('\n  UNION ')};
@@ -150,14 +153,15 @@ export class ScenarioModel {
       const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.precision === undefined ? '' : `(${c.precision}, ${c.scale ?? 0})`}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
       let sql = `CREATE TABLE public.${ident(table.name)} (${columns.join(', ')})${table.partitions === undefined ? '' : ` PARTITION BY RANGE (${ident(key.name)})`};`;
       if (table.partitions !== undefined) sql += `\n${partitionsSql(table, key)}`;
-      const placed = table.placements.length > 0 || table.conditional.length > 0 || table.whenSet.length > 0;
+      const listed = (table.listedIn ?? []).length > 0;
+      const placed = table.placements.length > 0 || table.conditional.length > 0 || table.whenSet.length > 0 || listed;
       const membershipFunction = placed ? membershipFunctionName(table) : null;
       if (placed) sql += `\n${prepareProjectionSql(table)}\n${membershipFunctionSql(table, key, 'CREATE')}`;
       await provision.exec(sql);
       await provision.registerTable({
         relation: relationName(table),
         membershipFunction,
-        composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 ? 'multi_scope' : 'single_scope',
+        composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 || listed ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
         ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
       });

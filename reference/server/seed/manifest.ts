@@ -20,6 +20,7 @@ import { SeedRequestError } from './errors.ts';
 import { type ExportState, loadState, requireExportTransaction, saveState } from './export-session.ts';
 import type { ScopeEntry, SeedManifest } from './manifest-shape.ts';
 import { pagePayload, signPageToken } from './page-token.ts';
+import { declaredPortableScopes } from './portable-scopes.ts';
 import { issueReceipt } from './receipt.ts';
 
 // The shapes live apart so the modules this one uses can name them; the seed artifact and callers keep reading them here.
@@ -89,7 +90,7 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   const registry = await db.query<{ g: string }>('SELECT coalesce(max(generation), 0)::text AS g FROM synchro.registry_generations');
   const registryGeneration = registry.rows[0]?.g ?? '0';
   // Portability is what the operator declared, never inferred from rows; user scopes cannot be shared scopes.
-  const scopes = (await db.query<{ scope_id: string }>('SELECT scope_id FROM synchro.shared_scopes WHERE portable ORDER BY scope_id COLLATE "C"')).rows.map((r) => r.scope_id);
+  const scopes = await declaredPortableScopes(db);
   const lineage = await readLineage(db, scopes);
   const digestHash = digestSchemaHash(schema.hash);
   const entries: Omit<ScopeEntry, 'page_token'>[] = [];
