@@ -9,6 +9,7 @@ import type { ClientBase } from 'pg';
 import { EXPORT_TRANSACTION } from '../server/seed/export-session.ts';
 import { MAX_PAGE_LIMIT, type SeedManifest, seedManifest } from '../server/seed/manifest.ts';
 import { type SeedPage, seedPage } from '../server/seed/pages.ts';
+import { declaredPortableScopes } from '../server/seed/portable-scopes.ts';
 import { SeedArtifactError } from './errors.ts';
 import type { FaultSwitch } from './faults.ts';
 
@@ -54,7 +55,7 @@ export async function runExport(db: ClientBase, pageLimit: number = MAX_PAGE_LIM
       }
       pages[entry.id] = list;
     }
-    const declared = (await db.query<{ scope_id: string }>('SELECT scope_id FROM synchro.shared_scopes WHERE portable ORDER BY scope_id COLLATE "C"')).rows.map((r) => r.scope_id);
+    const declared = await declaredPortableScopes(db);
     const doc = await db.query<{ body_text: string }>('SELECT body_text FROM synchro.manifests WHERE schema_version = $1 AND schema_hash = $2', [manifest.schema_version, manifest.schema_hash]);
     const text = doc.rows[0]?.body_text;
     if (text === undefined) throw new SeedArtifactError('manifest hash', `no published schema manifest ${manifest.schema_version}/${manifest.schema_hash}`);

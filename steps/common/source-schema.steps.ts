@@ -13,6 +13,7 @@ import { listedFunctionSql, reconfigure } from '../support/scope-membership/func
 import { membershipState, relationOf } from '../support/scope-membership/membership.ts';
 import { OPERATOR, prepareOperator, setupAs } from '../support/scopes/function-contract.ts';
 import { sourceSql } from '../support/scopes/roles.ts';
+import { commitAndRecord } from '../support/seed-snapshots/source-commits.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -71,7 +72,8 @@ Given('table {string} marks deletion with column {string}', function (this: Sync
 async function commitOnSource(world: SyncWorld, sql: string): Promise<void> {
   const server = await world.readyServer();
   if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to commit source transactions`);
-  await server.sourceSql.query(sql);
+  // The WAL window of the commit is kept so a later step can place a boundary against "that" commit.
+  await commitAndRecord(world, server.sourceSql, sql);
 }
 
 When('the harness commits on the source database:', async function (this: SyncWorld, sql: string) {

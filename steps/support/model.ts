@@ -27,7 +27,7 @@ export interface TableSpec {
   conditional: { column: string; value: string; scope: string }[];
   /** Extra placements made only for rows whose `column` is not null (the template usually names it). */
   whenSet: { template: string; column: string }[];
-  /** Placements in one scope per comma-separated item of `column`, the item standing for the template's `{...}` part. */
+  /** Placements in one scope per comma-separated item of `column` (blanks trimmed), the item standing for the template's `{...}` part (`{id}`: the item is the scope ID). */
   eachListed?: { template: string; column: string }[];
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
@@ -81,7 +81,7 @@ function scopeExpression(template: string): string {
 function listedScopeExpression(template: string): string {
   const [prefix, suffix] = template.split(/\{[^}]+\}/);
   if (suffix === undefined) throw new Error(`scope template "${template}" has no {...} part for the list item`);
-  return [literal(prefix ?? ''), 'e.item', ...(suffix === '' ? [] : [literal(suffix)])].join(' || ');
+  return [literal(prefix ?? ''), 'btrim(e.item)', ...(suffix === '' ? [] : [literal(suffix)])].join(' || ');
 }
 
 // A table name may hold characters an unquoted function name cannot ("doc:x"): the function's name replaces them.
@@ -106,7 +106,7 @@ function membershipFunctionSql(table: TableSpec, key: ColumnSpec, verb: 'CREATE'
     ...table.placements.map((template) => `SELECT ${scopeExpression(template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key`),
     ...table.conditional.map((rule) => `SELECT ${literal(rule.scope)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)}::text = ${literal(rule.value)}`),
     ...table.whenSet.map((rule) => `SELECT ${scopeExpression(rule.template)} FROM ${source} r WHERE r.${ident(key.name)} = p_key AND r.${ident(rule.column)} IS NOT NULL`),
-    ...(table.eachListed ?? []).map((rule) => `SELECT ${listedScopeExpression(rule.template)} FROM ${source} r CROSS JOIN LATERAL unnest(string_to_array(r.${ident(rule.column)}::text, ',')) AS e(item) WHERE r.${ident(key.name)} = p_key AND e.item <> ''`),
+    ...(table.eachListed ?? []).map((rule) => `SELECT ${listedScopeExpression(rule.template)} FROM ${source} r CROSS JOIN LATERAL unnest(string_to_array(r.${ident(rule.column)}::text, ',')) AS e(item) WHERE r.${ident(key.name)} = p_key AND btrim(e.item) <> ''`),
   ];
   return `${verb} FUNCTION ${name}(p_key ${sqlType(key.type)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
   ${branches.join('\n  UNION ')};

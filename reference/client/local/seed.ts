@@ -104,7 +104,8 @@ export function verifySeedDatabase(db: Database.Database): SeedSummary {
   for (const [table, what] of empty) if (count(db, `SELECT count(*) AS n FROM ${table}`) !== 0) throw refuse('queue and provenance', `the file holds ${what}`);
 
   const receipts = readSeedReceipts(db);
-  if (receipts.length === 0) throw refuse('receipt', 'the file stores no continuation receipt');
+  // A seed of no portable scope (the server declared none) carries the schema only: no receipt, and no row to justify.
+  if (receipts.length === 0 && count(db, 'SELECT count(*) AS n FROM _synchro_scope_rows') !== 0) throw refuse('receipt', 'the file stores no continuation receipt');
   const seeded = new Set(receipts.map((r) => r.scopeId));
   if (count(db, 'SELECT count(*) AS n FROM _synchro_scope_rows WHERE scope_id NOT IN (SELECT scope_id FROM _synchro_seed_receipts)') !== 0) {
     throw refuse('queue and provenance', 'provenance names a scope without a receipt');

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Pool, PoolClient } from 'pg';
+import { Client, type ClientBase, type ClientConfig, type Pool, type PoolClient } from 'pg';
 import { computeAssignment, reconcile } from './assignment.ts';
 import { scopeRows } from './checksums.ts';
 import { type Position, triple } from './position.ts';
@@ -50,6 +50,22 @@ export async function refreshAssignmentInPlace(db: PoolClient, userId: string, c
 export async function liveScopePage(db: PoolClient, scope: string, start: number, limit: number): Promise<{ table_id: string; pk_text: string; row_wire: Record<string, unknown>; server_version: string }[]> {
   const rows = await scopeRows(db, scope);
   return rows.slice(start, start + limit).map((r) => ({ table_id: r.tableId, pk_text: r.pkText, row_wire: r.row, server_version: r.serverVersion }));
+}
+
+/**
+ * Sensitivity-run fault only: a seed scope's rows in row-identity order, read
+ * on a connection of its own (so in a snapshot of its own), as a seed page
+ * function that takes a pooled connection instead of the caller's export
+ * transaction would read them.
+ */
+export async function scopeRowsOnOwnConnection(db: ClientBase, scope: string): Promise<Awaited<ReturnType<typeof scopeRows>>> {
+  const own = new Client((db as unknown as { connectionParameters: ClientConfig }).connectionParameters);
+  await own.connect();
+  try {
+    return (await scopeRows(own, scope)).sort((a, b) => Buffer.compare(a.pkBytes, b.pkBytes));
+  } finally {
+    await own.end();
+  }
 }
 
 /** What the merge-level duplicate checks of the fault switches compare. */

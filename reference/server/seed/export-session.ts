@@ -7,6 +7,7 @@
  * transaction, even on the same connection, cannot present it.
  */
 import type { ClientBase } from 'pg';
+import { fault } from '../core/faults.ts';
 import { type SeedKey, seedKey } from '../core/seed-keys.ts';
 import { macMatches, open, seal } from '../core/signed-token.ts';
 import { SeedRequestError, SeedTransactionError } from './errors.ts';
@@ -23,6 +24,7 @@ export async function requireExportTransaction(db: ClientBase): Promise<void> {
     "SELECT current_setting('transaction_isolation') AS iso, current_setting('transaction_read_only') AS ro, current_setting('transaction_deferrable') AS d",
   );
   const r = rows[0];
+  if (fault('seed004-mode-check-isolation-only') && r?.iso === 'serializable') return; // fault: server:seed004-mode-check-isolation-only
   if (r?.iso !== 'serializable' || r.ro !== 'on' || r.d !== 'on') {
     throw new SeedTransactionError(`a seed export needs a SERIALIZABLE READ ONLY DEFERRABLE transaction (this one is ${r?.iso}, read_only=${r?.ro}, deferrable=${r?.d})`);
   }

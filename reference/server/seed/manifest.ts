@@ -20,6 +20,7 @@ import { SeedRequestError } from './errors.ts';
 import { type ExportState, loadState, requireExportTransaction, saveState } from './export-session.ts';
 import type { ScopeEntry, SeedManifest } from './manifest-shape.ts';
 import { pagePayload, signPageToken } from './page-token.ts';
+import { declaredPortableScopes } from './portable-scopes.ts';
 import { issueReceipt } from './receipt.ts';
 
 // The shapes live apart so the modules this one uses can name them; the seed artifact and callers keep reading them here.
@@ -71,7 +72,7 @@ export function exportManifestHash(m: Omit<SeedManifest, 'export_manifest_hash'>
 export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_LIMIT): Promise<SeedManifest> {
   await requireExportTransaction(db);
   if (!Number.isInteger(pageLimit) || pageLimit < 1 || pageLimit > MAX_PAGE_LIMIT) throw new SeedRequestError(`the page limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
-  const started = await loadState(db);
+  const started = fault('seed004-manifest-recomputed') ? undefined : await loadState(db); // fault: server:seed004-manifest-recomputed
   if (started !== undefined) {
     if (started.pageLimit !== pageLimit) throw new SeedRequestError('the page limit is fixed for the whole export');
     return started.manifest;
@@ -80,6 +81,7 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   const progress = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
   const p = progress.rows[0];
   if (p === undefined) throw new SeedRequestError('capture has not started', 'temporarily_unavailable', true);
+  if (fault('seed004-boundary-at-wal-head')) p.m = (await db.query<{ m: string }>('SELECT pg_current_wal_lsn()::text AS m')).rows[0]?.m ?? p.m; // fault: server:seed004-boundary-at-wal-head
   const key = await seedKey(db);
   if (key === undefined) throw new SeedRequestError('no seed page key is active', 'temporarily_unavailable', true);
   const receiptKey = await seedKey(db, undefined, 'seed_continuation');
@@ -88,7 +90,7 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   const registry = await db.query<{ g: string }>('SELECT coalesce(max(generation), 0)::text AS g FROM synchro.registry_generations');
   const registryGeneration = registry.rows[0]?.g ?? '0';
   // Portability is what the operator declared, never inferred from rows; user scopes cannot be shared scopes.
-  const scopes = (await db.query<{ scope_id: string }>('SELECT scope_id FROM synchro.shared_scopes WHERE portable ORDER BY scope_id COLLATE "C"')).rows.map((r) => r.scope_id);
+  const scopes = await declaredPortableScopes(db);
   const lineage = await readLineage(db, scopes);
   const digestHash = digestSchemaHash(schema.hash);
   const entries: Omit<ScopeEntry, 'page_token'>[] = [];

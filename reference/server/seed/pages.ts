@@ -7,6 +7,8 @@
 import type { ClientBase } from 'pg';
 import { scopeRows } from '../core/checksums.ts';
 import { integrityFailure } from '../core/errors.ts';
+import { scopeRowsOnOwnConnection } from '../core/fault-behaviour.ts';
+import { fault } from '../core/faults.ts';
 import { seedKey } from '../core/seed-keys.ts';
 import { wireChange } from '../core/wire-change.ts';
 import { badToken, SeedRequestError } from './errors.ts';
@@ -52,6 +54,7 @@ export async function seedPage(
   // pk_bytes is the complete row identity (length prefixes included); ordering by it alone is the canonical order,
   // which differs from table-ID text order when table IDs differ in length (t9 before t10).
   const rows = (await scopeRows(db, scopeId)).sort((a, b) => Buffer.compare(a.pkBytes, b.pkBytes));
+  if (fault('seed004-page-reads-own-connection')) rows.splice(0, rows.length, ...(await scopeRowsOnOwnConnection(db, scopeId))); // fault: server:seed004-page-reads-own-connection
   // Same snapshot as the manifest, so the count cannot differ unless the state is broken.
   if (rows.length !== entry.cardinality) throw integrityFailure();
   const digestHash = digestSchemaHash(state.manifest.schema_hash);

@@ -19,7 +19,14 @@ import type { Interference } from './interference.ts';
 interface ArtifactState {
   /** What the harness does to the next build from outside the exporter (the fault table's prose and how). */
   arranged?: { prose: string; interference: Interference };
-  last?: { out: string; result: SeedArtifactResult; before: string[]; interference?: { prose: string; interference: Interference } };
+  last?: {
+    out: string;
+    result: SeedArtifactResult;
+    before: string[];
+    interference?: { prose: string; interference: Interference };
+    /** The part of the proxy's log recorded while the export ran, as `Array.slice` takes it. */
+    proxyWindow: { from: number; to: number };
+  };
   /** The build result of each published artifact, by file name. */
   published: Map<string, Extract<SeedArtifactResult, { ok: true }>>;
   /** Bytes the harness kept of an artifact before a later build aimed at the same destination. */
@@ -82,13 +89,15 @@ export async function buildArtifact(world: SyncWorld, file: string, pageLimit: n
   const arranged = state.arranged;
   state.arranged = undefined;
   const armed = arranged === undefined ? undefined : await arranged.interference.arm(world);
+  const proxy = await world.proxy();
+  const from = proxy.exchanges.length;
   let result: SeedArtifactResult;
   try {
     result = await seed.exportArtifact({ out, ...(pageLimit === undefined ? {} : { pageLimit }), ...(armed === undefined ? {} : { intercept: armed.intercept }) });
   } finally {
     armed?.settle();
   }
-  state.last = { out, result, before, ...(arranged === undefined ? {} : { interference: arranged }) };
+  state.last = { out, result, before, ...(arranged === undefined ? {} : { interference: arranged }), proxyWindow: { from, to: proxy.exchanges.length } };
   if (result.ok) state.published.set(file, result);
   return result;
 }

@@ -34,6 +34,8 @@ interface SessionsState {
   /** The pages of the last "pages through" step, in order. */
   paged: PageCall[];
   lastCall: PageCall | undefined;
+  /** Every page call of the scenario, in order. */
+  calls: PageCall[];
 }
 
 const states = new WeakMap<SyncWorld, SessionsState>();
@@ -41,7 +43,7 @@ const states = new WeakMap<SyncWorld, SessionsState>();
 export function seedSessionsState(world: SyncWorld): SessionsState {
   let state = states.get(world);
   if (!state) {
-    state = { connections: new Map(), paged: [], lastCall: undefined };
+    state = { connections: new Map(), paged: [], lastCall: undefined, calls: [] };
     states.set(world, state);
   }
   return state;
@@ -99,7 +101,9 @@ export function keptToken(connection: SeedConnection, label: string): string {
 export async function callPage(world: SyncWorld, connection: SeedConnection, scope: string, token: string, ordinal: number, limit: number): Promise<PageCall> {
   const answer = await connection.session.page({ scope, pageToken: token, continuationReceipt: null, expectedRowOrdinal: ordinal, limit });
   const call = { scope, ordinal, limit, token, answer };
-  seedSessionsState(world).lastCall = call;
+  const state = seedSessionsState(world);
+  state.lastCall = call;
+  state.calls.push(call);
   return call;
 }
 
