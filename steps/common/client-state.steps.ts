@@ -28,7 +28,7 @@ import { tableNamed } from '../support/wire-values/recorded.ts';
 import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { bodyOf, deliveredOf } from '../support/exchanges.ts';
-import { inspectedCursors, lastIssued, lastRecordedCursors, recordCursors } from '../support/scope-cursors/cursors.ts';
+import { inspectedCursors, lastIssued, lastRecordedCursors, recordCursors, recordedCursors } from '../support/scope-cursors/cursors.ts';
 import { issuedCursor, thatPullResponse } from '../support/scope-cursors/that-pull-response.ts';
 
 processPhrase(/^client "([^"]+)" has no rebuild pending$/);
@@ -281,6 +281,14 @@ processPhrase(/^the harness has recorded the cursors client "([^"]+)" inspects a
 /** The cursors a client holds now (a client process: what it inspects), kept under a label for later comparison. */
 Given('the harness has recorded the cursors client {string} inspects as {string}', async function (this: SyncWorld, name: string, label: string) {
   await recordCursors(this, name, label);
+});
+
+processPhrase(/^the cursor client "([^"]+)" inspects for scope "[^"]+" equals the "[^"]+" one$/);
+
+Then('the cursor client {string} inspects for scope {string} equals the {string} one', async function (this: SyncWorld, name: string, scope: string, label: string) {
+  const old = recordedCursors(this, label).get(scope);
+  this.assert.ok(typeof old === 'string', `the cursors recorded as "${label}" hold none for ${scope}`);
+  this.assert.equal((await inspectedCursors(this, name)).get(scope), old, `the cursor client "${name}" inspects for ${scope} against the "${label}" one`);
 });
 
 processPhrase(/^for every scope, the cursor client "([^"]+)" inspects equals the last cursor the server issued to it for that scope$/);

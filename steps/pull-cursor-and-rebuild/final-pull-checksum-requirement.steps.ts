@@ -19,6 +19,7 @@ import type { SyncWorld } from '../support/world.ts';
 processPhrase(/^client "([^"]+)" starts syncing$/);
 processPhrase(/^the proxy will hold the next rebuild request from client "([^"]+)"$/);
 processPhrase(/^(?:no later|the next) pull request of client "([^"]+)" presented/);
+processPhrase(/^the checksum client "([^"]+)" inspects for scope "[^"]+" equals the value of "[^"]+" in "\/checksums" of that pull response$/);
 processPhrase(/^the cursor client "([^"]+)" inspects for scope "[^"]+" is the "[^"]+" one or none, never the one issued for it in that pull response$/);
 
 type Checksums = Record<string, Record<string, unknown>>;

@@ -9,14 +9,13 @@ import { Given, Then } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { clientIdOf, exchangesOf } from '../support/exchanges.ts';
 import { deliveredBody, requestOf } from '../support/integrity/oracle.ts';
-import { inspectedCursors, recordedCursors } from '../support/scope-cursors/cursors.ts';
+import { recordedCursors } from '../support/scope-cursors/cursors.ts';
 import { removeMemberRule } from '../support/scope-cursors/rewrites.ts';
 import { pickPullResponse } from '../support/scope-cursors/that-pull-response.ts';
 import { setMemberRule } from '../support/wire-values/response-rewrite.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" of user "[^"]+" is opened with pull limit/);
-processPhrase(/^the cursor client "([^"]+)" inspects for scope "[^"]+" equals the "[^"]+" one$/);
 
 Given('client {string} of user {string} is opened with pull limit {int}', async function (this: SyncWorld, name: string, user: string, limit: number) {
   this.clientUsers.set(name, user);
@@ -52,12 +51,6 @@ Then(
     pickPullResponse(this, name, matching.at(-1) as NonNullable<(typeof matching)[number]>);
   },
 );
-
-Then('the cursor client {string} inspects for scope {string} equals the {string} one', async function (this: SyncWorld, name: string, scope: string, label: string) {
-  const old = recordedCursors(this, label).get(scope);
-  this.assert.ok(typeof old === 'string', `the cursors recorded as "${label}" hold none for ${scope}`);
-  this.assert.equal((await inspectedCursors(this, name)).get(scope), old, `the cursor client "${name}" inspects for ${scope} against the "${label}" one`);
-});
 
 Then('the first pull request of that sync presented the {string} cursor for scope {string}', async function (this: SyncWorld, label: string, scope: string) {
   const window = this.syncWindows.at(-1);
