@@ -28,7 +28,8 @@ import { tableNamed } from '../support/wire-values/recorded.ts';
 import { labelledVersion } from '../support/version-labels.ts';
 import type { SyncWorld } from '../support/world.ts';
 import { bodyOf, deliveredOf } from '../support/exchanges.ts';
-import { inspectedCursors, lastRecordedCursors, recordCursors } from '../support/scope-cursors/cursors.ts';
+import { inspectedCursors, lastIssued, lastRecordedCursors, recordCursors, recordedCursors } from '../support/scope-cursors/cursors.ts';
+import { issuedCursor, thatPullResponse } from '../support/scope-cursors/that-pull-response.ts';
 
 processPhrase(/^client "([^"]+)" has no rebuild pending$/);
 
@@ -275,9 +276,42 @@ Then('client {string} inspection shows exactly these provenance edges:', async f
   this.assert.equal(actual.sort(), expected.sort(), `provenance edges client "${name}" reports`);
 });
 
+processPhrase(/^the harness has recorded the cursors client "([^"]+)" inspects as "[^"]+"$/);
+
 /** The cursors a client holds now (a client process: what it inspects), kept under a label for later comparison. */
 Given('the harness has recorded the cursors client {string} inspects as {string}', async function (this: SyncWorld, name: string, label: string) {
   await recordCursors(this, name, label);
+});
+
+processPhrase(/^the cursor client "([^"]+)" inspects for scope "[^"]+" equals the "[^"]+" one$/);
+
+Then('the cursor client {string} inspects for scope {string} equals the {string} one', async function (this: SyncWorld, name: string, scope: string, label: string) {
+  const old = recordedCursors(this, label).get(scope);
+  this.assert.ok(typeof old === 'string', `the cursors recorded as "${label}" hold none for ${scope}`);
+  this.assert.equal((await inspectedCursors(this, name)).get(scope), old, `the cursor client "${name}" inspects for ${scope} against the "${label}" one`);
+});
+
+processPhrase(/^for every scope, the cursor client "([^"]+)" inspects equals the last cursor the server issued to it for that scope$/);
+
+// "Issued to it" follows every answer delivered to the client in log order (connect, rebuild, pull; a scope sent to rebuild issues null),
+// and every scope the client inspects must end on a cursor the server actually issued.
+Then('for every scope, the cursor client {string} inspects equals the last cursor the server issued to it for that scope', async function (this: SyncWorld, name: string) {
+  const held = await inspectedCursors(this, name);
+  const issued = await lastIssued(this, name);
+  this.assert.ok(held.size > 0, `client "${name}" inspects some scope`);
+  const scopes = [...held.keys()].sort();
+  this.assert.equal(scopes.filter((scope) => typeof issued.get(scope) !== 'string'), [], `scopes client "${name}" inspects for which the server's last word was no cursor: ${JSON.stringify([...issued])}`);
+  this.assert.equal(Object.fromEntries(scopes.map((scope) => [scope, held.get(scope)])), Object.fromEntries(scopes.map((scope) => [scope, issued.get(scope) ?? null])), `cursors client "${name}" inspects against the last ones issued to it`);
+});
+
+processPhrase(/^the cursor client "([^"]+)" inspects for scope "[^"]+" equals the cursor issued for "[^"]+" in that pull response$/);
+
+Then('the cursor client {string} inspects for scope {string} equals the cursor issued for {string} in that pull response', async function (this: SyncWorld, name: string, scope: string, same: string) {
+  if (same !== scope) throw new Error(`the cursor of ${scope} is compared with the one issued for ${scope}, not ${same}`);
+  const issued = issuedCursor(this, await thatPullResponse(this, name), scope);
+  const held = await inspectedCursors(this, name);
+  this.assert.ok(held.has(scope), `client "${name}" inspects scope ${scope}: ${JSON.stringify([...held])}`);
+  this.assert.equal(held.get(scope), issued, `the cursor client "${name}" inspects for ${scope}, against the one issued for it in that pull response`);
 });
 
 /** A client process holds exactly the cursors recorded for it last: nothing advanced, nothing was dropped. */

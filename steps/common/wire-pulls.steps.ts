@@ -1,12 +1,17 @@
 /**
  * Shared steps (used by several requirements).
  * The harness's own client pulling with an explicit page limit: one page
- * with the cursors it holds or with a cursor recorded earlier under a label,
- * and drains to the last page; and the changes such a drain delivered.
+ * with the cursors it holds or with cursors recorded earlier under a label,
+ * and drains to the last page; the pages and changes such a drain delivered,
+ * and the terminal checksums against the rows the client was given.
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { drain, drainChanges, lastDrain } from '../support/pull-drains/drain.ts';
+import { heldRows } from '../support/pull-eligibility/held-rows.ts';
 import { memberText, recordedPull, recordLastPull } from '../support/pull-eligibility/recorded.ts';
+import { codecScopeDigest, presentedSchemaHash } from '../support/rebuild-runs/digests.ts';
+import type { Reply } from '../support/reply.ts';
+import { pullPresentingRecorded, recordCursors } from '../support/scope-cursors/cursors.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -60,15 +65,44 @@ Then('the drain took {int} pull responses', function (this: SyncWorld, count: nu
   this.assert.equal(pages.length, count, `pull responses of the drain: ${shape.join('; ')}`);
 });
 
+// Every page before the last is full and says more follows (has_more the boolean true, changes an array of exactly the limit);
+// the last holds what is left: at least one change when the drain took more than one page, never more than the limit.
+// A drain of one page has no page before the last, so then only the bound on the last page speaks.
 Then('every response of the drain except the last has member {string} true and exactly {int} changes', function (this: SyncWorld, member: string, count: number) {
+  if (member !== 'has_more') throw new Error(`a drain page says more follows through "has_more", not "${member}"`);
   const pages = lastDrain(this);
-  const nonterminal = pages.slice(0, -1);
-  const shape = nonterminal.map((page) => `${member}=${page.json?.[member]} changes=${page.json?.changes?.length}`);
-  this.assert.equal(shape, nonterminal.map(() => `${member}=true changes=${count}`), `the responses of the drain before its last`);
-  // The last page holds what is left: at least one change when the drain took more than one page, never more than the limit.
-  const last = pages.at(-1)?.json?.changes?.length ?? -1;
-  this.assert.ok(last >= (pages.length > 1 ? 1 : 0) && last <= count, `the last response of the drain holds ${last} changes, not between ${pages.length > 1 ? 1 : 0} and ${count}`);
+  const changeCount = (page: Reply | undefined): unknown => (Array.isArray(page?.json?.changes) ? page.json.changes.length : page?.json?.changes);
+  pages.slice(0, -1).forEach((page, k) => {
+    this.assert.equal({ has_more: page.json?.has_more, changes: changeCount(page) }, { has_more: true, changes: count }, `page ${k + 1} of ${pages.length} of the drain`);
+  });
+  const last = changeCount(pages.at(-1));
+  const least = pages.length > 1 ? 1 : 0;
+  this.assert.ok(typeof last === 'number' && last >= least && last <= count, `the last response of the drain holds ${JSON.stringify(last)} changes, not between ${least} and ${count}`);
 });
+
+// Every scope the client holds is checked, so a map that leaves a scope out cannot pass by omission; the whole
+// checksum object is compared, so a right digest under a wrong algorithm, version or encoding does not pass either.
+Then(
+  'each value of {string} in the last response equals the scope digest the harness computes from the rows {string} now holds for that scope',
+  async function (this: SyncWorld, pointer: string, name: string) {
+    if (pointer !== '/checksums') throw new Error(`terminal scope digests are in "/checksums", not "${pointer}"`);
+    if (this.isProcess(name)) throw new Error(`client "${name}" is a client process here; the rows a harness client holds are replayed from what the proxy delivered to it`);
+    const reply = this.lastReply();
+    this.assert.equal({ endpoint: reply.endpoint, status: reply.status, has_more: reply.json?.has_more }, { endpoint: 'pull', status: 200, has_more: false }, `the last response is a terminal pull page: ${reply.text.slice(0, 500)}`);
+    const checksums = reply.json?.checksums as unknown;
+    this.assert.ok(checksums !== null && typeof checksums === 'object' && !Array.isArray(checksums), `the last response carries a "checksums" object: ${reply.text.slice(0, 500)}`);
+    const scopes = [...this.wire(name).cursors.keys()].sort();
+    this.assert.ok(scopes.length > 0, `harness client "${name}" holds some scope`);
+    this.assert.equal(Object.keys(checksums as Obj).sort(), scopes, 'the scopes of "/checksums" in the last response');
+    const held = await heldRows(this, name);
+    const schemaHash = presentedSchemaHash(reply.requestText);
+    for (const [scope, checksum] of Object.entries(checksums as Obj)) {
+      const rows = [...(held.get(scope)?.values() ?? [])];
+      const digest = await codecScopeDigest(this, scope, schemaHash, rows);
+      this.assert.equal(checksum, { algorithm: 'sha256', version: 1, encoding: 'hex', digest }, `"/checksums/${scope}" over the ${rows.length} rows client "${name}" holds for it`);
+    }
+  },
+);
 
 When('the harness records that response as {string}', function (this: SyncWorld, label: string) {
   recordLastPull(this, label);
@@ -80,18 +114,13 @@ Then('member {string} of {string} and of {string} are byte-identical', function 
   this.assert.equal(b, a, `member "${name}" of "${second}" against "${first}"`);
 });
 
-Given('the harness has recorded the cursors of {string} as {string}', function (this: SyncWorld, name: string, label: string) {
-  const cursors = generationsState(this).cursors;
-  if (cursors.has(label)) throw new Error(`cursors were already recorded as "${label}" in this scenario`);
-  const held = new Map(this.wire(name).cursors);
-  if (![...held.values()].some((c) => typeof c === 'string')) throw new Error(`client "${name}" holds no cursor to record as "${label}"`);
-  cursors.set(label, held);
+// The one store of recorded cursors (steps/support/scope-cursors/cursors.ts): a label is recorded once, and never as a set without any cursor.
+Given('the harness has recorded the cursors of {string} as {string}', async function (this: SyncWorld, name: string, label: string) {
+  if (this.isProcess(name)) throw new Error(`client "${name}" is a client process here; only a harness protocol client's cursors are recorded this way`);
+  await recordCursors(this, name, label);
 });
 
 // Every scope presents the recorded cursor (a scope recorded without one presents null), whatever the client holds now.
 When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
-  const recorded = generationsState(this).cursors.get(label);
-  if (recorded === undefined) throw new Error(`no cursors were recorded as "${label}" earlier in this scenario`);
-  const scopes = Object.fromEntries([...recorded].map(([scope, cursor]) => [scope, { cursor }]));
-  await this.wire(name).pull({ '/scopes': scopes }, { limit });
+  await pullPresentingRecorded(this, name, label, limit);
 });

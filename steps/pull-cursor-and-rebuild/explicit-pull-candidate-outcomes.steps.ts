@@ -1,8 +1,8 @@
 /**
  * Steps of SYNC-PULL-004 Explicit Pull Candidate Outcomes: the shape and
  * digest of every change of a pull answer checked with the harness codec,
- * the pages of a drain, a change served as captured while the live row has
- * moved on, and the checkpoint a failed pull must leave where it was.
+ * a change served as captured while the live row has moved on, and the
+ * checkpoint a failed pull must leave where it was.
  *
  * The capture-store fault steps of the last Rule ("the operator deletes the
  * captured projection ...", "... overwrites the stored row digest ...",
@@ -10,10 +10,9 @@
  * no adapter control offers such faults yet, so those scenarios stay
  * undetermined.
  */
-import { Given, Then, When } from '@cucumber/cucumber';
+import { Given, Then } from '@cucumber/cucumber';
 import { keyValue } from '../support/wire-values/recorded.ts';
 import { entryOf, hexChecksum, wireText } from '../support/integrity/oracle.ts';
-import { lastDrain } from '../support/pull-drains/drain.ts';
 import {
   acknowledgedPosition,
   checkpointPosition,
@@ -23,10 +22,9 @@ import {
   notedVersion,
   noteAcknowledged,
   noteVersion,
-  pullPresentingWithLimit,
   thatChange,
 } from '../support/pull-outcomes/outcomes.ts';
-import { generationsState } from '../support/scope-generations/state.ts';
+import { pullPresentingRecorded } from '../support/scope-cursors/cursors.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 type Obj = Record<string, unknown>;
@@ -84,14 +82,6 @@ Then('every change has a nonempty {string} matching {string}', function (this: S
   }
 });
 
-Then(/^every response of the drain except the last has member "has_more" true and exactly (\d+) changes$/, function (this: SyncWorld, count: string) {
-  const pages = lastDrain(this);
-  this.assert.ok(pages.length >= 2, `the drain took ${pages.length} pages; a check of the pages before the last needs at least two`);
-  pages.slice(0, -1).forEach((page, k) => {
-    this.assert.equal({ has_more: page.json?.has_more, changes: (page.json?.changes ?? []).length }, { has_more: true, changes: Number(count) }, `page ${k + 1} of the drain`);
-  });
-});
-
 Then('the harness records the {string} of that change as {string}', function (this: SyncWorld, memberName: string, label: string) {
   const value = thatChange(this)[memberName];
   this.assert.ok(typeof value === 'string' && value.length > 0, `that change carries a "${memberName}": ${JSON.stringify(value)}`);
@@ -116,20 +106,11 @@ Then('the {string} of that change differs from {string}', function (this: SyncWo
   this.assert.notEqual(value, notedVersion(this, label), `the "${memberName}" of that change against "${label}"`);
 });
 
-Given('the harness has recorded the cursors of {string} as {string}', function (this: SyncWorld, name: string, label: string) {
-  if (this.isProcess(name)) throw new Error(`client "${name}" is a client process here; only a harness protocol client's cursors are recorded this way`);
-  generationsState(this).cursors.set(label, new Map(this.wire(name).cursors));
-});
-
 // Presenting a set of cursors acknowledges it: the checkpoint right after is the position the server took those cursors to stand for.
 Given('the harness client {string} has pulled with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
-  const reply = await pullPresentingWithLimit(this, name, label, limit);
+  const reply = await pullPresentingRecorded(this, name, label, limit);
   if (reply.status !== 200) throw new Error(`the pull presenting the "${label}" cursors was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
   await noteAcknowledged(this, name, label);
-});
-
-When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
-  await pullPresentingWithLimit(this, name, label, limit);
 });
 
 Then(

@@ -5,12 +5,15 @@
  * cursor null, then pulls from the final cursor) and what it installed.
  */
 import { Given, Then, When } from '@cucumber/cucumber';
+import { processPhrase } from '../support/client-mode.ts';
 import { bodyOf, exchangesOf } from '../support/exchanges.ts';
 import { scopeState } from '../support/integrity/context.ts';
 import { deliveredBody } from '../support/rebuild-attempts/attempts.ts';
 import { answeredRebuilds } from '../support/rebuild-finality/interrupted.ts';
 import { lastRebuildPages } from '../support/rebuild-runs/paged.ts';
 import type { SyncWorld } from '../support/world.ts';
+
+processPhrase(/^for scopes "[^"]+" and "[^"]+", the checksum client "([^"]+)" inspects equals the "[^"]+" of that scope's final rebuild page$/);
 
 const LOWERCASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -9,13 +9,13 @@ import { Given, Then } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
 import { clientIdOf, exchangesOf } from '../support/exchanges.ts';
 import { deliveredBody, requestOf } from '../support/integrity/oracle.ts';
-import { inspectedCursors, lastIssued, pickPullResponse, recordedCursors, thatPullResponse } from '../support/scope-cursors/cursors.ts';
+import { recordedCursors } from '../support/scope-cursors/cursors.ts';
 import { removeMemberRule } from '../support/scope-cursors/rewrites.ts';
+import { pickPullResponse } from '../support/scope-cursors/that-pull-response.ts';
 import { setMemberRule } from '../support/wire-values/response-rewrite.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" of user "[^"]+" is opened with pull limit/);
-processPhrase(/^(?:for every scope, )?the cursor client "([^"]+)" inspects/);
 
 Given('client {string} of user {string} is opened with pull limit {int}', async function (this: SyncWorld, name: string, user: string, limit: number) {
   this.clientUsers.set(name, user);
@@ -36,13 +36,6 @@ Given(
   },
 );
 
-Then('for every scope, the cursor client {string} inspects equals the last cursor the server issued to it for that scope', async function (this: SyncWorld, name: string) {
-  const held = await inspectedCursors(this, name);
-  const issued = await lastIssued(this, name);
-  this.assert.ok(held.size > 0, `client "${name}" inspects no scope`);
-  this.assert.equal(Object.fromEntries([...held].sort()), Object.fromEntries([...held.keys()].sort().map((scope) => [scope, issued.get(scope) ?? null])), `cursors client "${name}" inspects against the last ones issued to it`);
-});
-
 Then(
   'the proxy recorded a pull response to client {string} with {string} true that issued a cursor for {string} and none for {string}',
   async function (this: SyncWorld, name: string, pointer: string, issuedFor: string, notFor: string) {
@@ -55,22 +48,9 @@ Then(
     });
     const seen = pulls.map((e) => JSON.stringify({ has_more: deliveredBody(e)?.has_more, cursors: Object.keys((deliveredBody(e)?.scope_cursors ?? {}) as object) }));
     this.assert.ok(matching.length > 0, `pull responses delivered to client "${name}": ${seen.join(' ')}`);
-    pickPullResponse(this, matching.at(-1) as NonNullable<(typeof matching)[number]>);
+    pickPullResponse(this, name, matching.at(-1) as NonNullable<(typeof matching)[number]>);
   },
 );
-
-Then('the cursor client {string} inspects for scope {string} equals the cursor issued for {string} in that pull response', async function (this: SyncWorld, name: string, scope: string, issuedFor: string) {
-  const response = deliveredBody(await thatPullResponse(this, name));
-  const issued = (response?.scope_cursors as Record<string, unknown> | undefined)?.[issuedFor];
-  this.assert.ok(typeof issued === 'string', `that pull response issued no cursor for ${issuedFor}: ${JSON.stringify(response).slice(0, 500)}`);
-  this.assert.equal((await inspectedCursors(this, name)).get(scope), issued, `the cursor client "${name}" inspects for ${scope}`);
-});
-
-Then('the cursor client {string} inspects for scope {string} equals the {string} one', async function (this: SyncWorld, name: string, scope: string, label: string) {
-  const old = recordedCursors(this, label).get(scope);
-  this.assert.ok(typeof old === 'string', `the cursors recorded as "${label}" hold none for ${scope}`);
-  this.assert.equal((await inspectedCursors(this, name)).get(scope), old, `the cursor client "${name}" inspects for ${scope} against the "${label}" one`);
-});
 
 Then('the first pull request of that sync presented the {string} cursor for scope {string}', async function (this: SyncWorld, label: string, scope: string) {
   const window = this.syncWindows.at(-1);

@@ -18,7 +18,9 @@ import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" is armed to crash at "[^"]+" on its second rebuild attempt/);
 processPhrase(/^client "([^"]+)" does not report scope/);
-processPhrase(/the (?:checksum|cursor) client "([^"]+)" inspects/);
+processPhrase(/^the checksum client "([^"]+)" inspects for scope "[^"]+" equals the "[^"]+" of the second attempt's final page$/);
+processPhrase(/^the cursor client "([^"]+)" inspects for scope "[^"]+" is not the "[^"]+" of the first attempt$/);
+processPhrase(/^for scopes "[^"]+" and "[^"]+", the checksum client "([^"]+)" inspects equals (?:the value of that scope in "\/checksums" of the last pull response|the scope digest the harness codec computes from the rows, versions and provenance client "[^"]+" inspects)$/);
 processPhrase(/no pull request of client "([^"]+)" presented/);
 processPhrase(/^the proxy will (?:flip one hex digit of|remove) "[^"]+" in the next final rebuild response for scope "[^"]+" to client "([^"]+)"$/);
 

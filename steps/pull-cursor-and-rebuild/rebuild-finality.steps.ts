@@ -18,6 +18,7 @@ import type { SyncWorld } from '../support/world.ts';
 processPhrase(/^the proxy recorded exactly one rebuild response for scope "[^"]+" to client "([^"]+)"/);
 processPhrase(/^client "([^"]+)" inspection shows/);
 processPhrase(/rebuild request(?:s)? (?:of|from) client "([^"]+)"/);
+processPhrase(/^the (?:cursor|checksum) client "([^"]+)" inspects for scope "[^"]+" equals the "[^"]+" (?:the proxy recorded for that attempt|of the final rebuild page the proxy recorded)$/);
 processPhrase(/^the proxy will remove the change for row "[^"]+" of scope "[^"]+" from the next pull response to client "([^"]+)"$/);
 
 Then('the proxy recorded exactly one rebuild response for scope {string} to client {string}, with {string} true', async function (this: SyncWorld, scope: string, name: string, flag: string) {

@@ -10,7 +10,6 @@ import { currentManifest } from '../integrity/context.ts';
 import { type Manifest, type ManifestTable, type Obj, parseStrict, tableById } from '../integrity/oracle.ts';
 import { type CheckpointRow, checkpointsOf } from '../rebuild-replays/recorded.ts';
 import type { Reply } from '../reply.ts';
-import { generationsState, labelled } from '../scope-generations/state.ts';
 import type { SyncWorld } from '../world.ts';
 
 /** The last reply, which must be a 200 pull answer, and its changes parsed strictly. */
@@ -54,13 +53,6 @@ export function notedVersion(world: SyncWorld, label: string): string {
   const version = versions.get(world)?.get(label);
   if (version === undefined) throw new Error(`no server_version was recorded as "${label}" in this scenario`);
   return version;
-}
-
-/** One pull page of harness client `name` with `limit`, presenting exactly the cursors recorded under `label`. */
-export async function pullPresentingWithLimit(world: SyncWorld, name: string, label: string, limit: number): Promise<Reply> {
-  const cursors = labelled(generationsState(world).cursors, label, 'set of cursors');
-  const scopes = Object.fromEntries([...cursors].map(([scope, cursor]) => [scope, { cursor }]));
-  return world.wire(name).pull({ scopes }, { limit });
 }
 
 type Position = Pick<CheckpointRow, 'stream_generation' | 'commit_lsn' | 'event_ordinal' | 'effect_ordinal'>;

@@ -1,12 +1,15 @@
 /**
  * Cursors per scope as a client holds them and as the server handed them
  * out: what a client (the process under test, or the harness's own client)
- * inspects, the snapshot a scenario recorded under a label, and the cursors
- * each answer the proxy delivered to the client issued, in log order.
+ * inspects, the snapshot a scenario recorded under a label (the one store of
+ * recorded cursors), a harness client's pull presenting such a snapshot, and
+ * the cursors each answer the proxy delivered to the client issued, in log
+ * order.
  */
 import type { Exchange } from '../../../harness/proxy/records.ts';
 import { exchangesOf } from '../exchanges.ts';
 import { deliveredBody, requestOf } from '../integrity/oracle.ts';
+import type { Reply } from '../reply.ts';
 import { generationsState } from '../scope-generations/state.ts';
 import { reportedScopes } from '../scopes/client-sync.ts';
 import type { SyncWorld } from '../world.ts';
@@ -41,6 +44,12 @@ export function recordedCursors(world: SyncWorld, label: string): Cursors {
   return found;
 }
 
+/** One pull page of harness client `name` with `limit`, presenting for every scope exactly the cursor recorded under `label` (null where none was). */
+export async function pullPresentingRecorded(world: SyncWorld, name: string, label: string, limit: number): Promise<Reply> {
+  const scopes = Object.fromEntries([...recordedCursors(world, label)].map(([scope, cursor]) => [scope, { cursor }]));
+  return world.wire(name).pull({ '/scopes': scopes }, { limit });
+}
+
 /** The cursors last recorded for client `name`, with their label. */
 export function lastRecordedCursors(world: SyncWorld, name: string): { label: string; cursors: Cursors } {
   const label = lastRecorded.get(world)?.get(name);
@@ -70,22 +79,5 @@ export function issuedBy(exchange: Exchange): Cursors {
 export async function lastIssued(world: SyncWorld, name: string): Promise<Cursors> {
   const last: Cursors = new Map();
   for (const exchange of await exchangesOf(world, name, { endpoints: ['connect', 'rebuild', 'pull'] })) for (const [scope, cursor] of issuedBy(exchange)) last.set(scope, cursor);
-  return last;
-}
-
-/** The pull answer later steps mean by "that pull response", once a step picked one. */
-const picked = new WeakMap<SyncWorld, Exchange>();
-
-export function pickPullResponse(world: SyncWorld, exchange: Exchange): void {
-  picked.set(world, exchange);
-}
-
-/** The picked pull answer, or else the last pull answer delivered to client `name`. */
-export async function thatPullResponse(world: SyncWorld, name: string): Promise<Exchange> {
-  const chosen = picked.get(world);
-  if (chosen !== undefined) return chosen;
-  const pulls = (await exchangesOf(world, name, { endpoints: ['pull'] })).filter((e) => deliveredBody(e) !== undefined);
-  const last = pulls.at(-1);
-  if (last === undefined) throw new Error(`client "${name}" was delivered no pull response in this scenario`);
   return last;
 }
