@@ -250,6 +250,11 @@ Then('the pull response lists exactly these changes:', async function (this: Syn
   this.assert.equal([...actual].sort(), [...expected].sort(), `changes of the pull response: ${reply.text}`);
 });
 
+Then('the pull response holds {int} changes', function (this: SyncWorld, count: number) {
+  const reply = lastPull(this);
+  this.assert.equal(changesOf(reply).length, count, `changes in the pull response: ${reply.text.slice(0, 2000)}`);
+});
+
 Then('the pull response lists no change for table {string}', async function (this: SyncWorld, name: string) {
   const reply = lastPull(this);
   const tableId = (await tableNamed(this, name)).table_id;
