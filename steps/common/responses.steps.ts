@@ -7,7 +7,7 @@ import { type DataTable, Given, Then } from '@cucumber/cucumber';
 import { quoted } from '../support/client-lifecycle/observe.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
 import { integrity, manifests } from '../support/integrity/context.ts';
-import { verifyRowMessage } from '../support/integrity/oracle.ts';
+import { parseStrict, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
 import { keyText } from '../support/integrity/row-digest.ts';
 import { member } from '../support/reply.ts';
 import { lastPull as lastPullAnswer, listed } from '../support/scope-generations/invalidation.ts';
@@ -285,6 +285,17 @@ Then(/^member "([^"]+)" is (true|false)$/, function (this: SyncWorld, name: stri
   const reply = this.lastReply();
   this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
   this.assert.equal(reply.json?.[name], flag === 'true', `member "${name}" of the ${reply.endpoint} response`);
+});
+
+// A member compared as JSON text: the canonical form of what the server wrote against the canonical form of the expected value.
+Then(/^member "([^"]+)" is (\[.*\]|\{.*\})$/, function (this: SyncWorld, name: string, json: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  const expected = parseStrict(Buffer.from(json, 'utf8'));
+  if (expected === undefined) throw new Error(`${json} is not JSON`);
+  const body = parseStrict(Buffer.from(reply.text, 'utf8')) as unknown as Record<string, unknown> | undefined;
+  const actual = body?.[name];
+  this.assert.equal(actual === undefined ? undefined : wireText(actual), wireText(expected), `member "${name}" of the ${reply.endpoint} response`);
 });
 
 Then('the response has member {string}', function (this: SyncWorld, pointer: string) {

@@ -7,6 +7,7 @@
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { drain, drainChanges, lastDrain } from '../support/pull-drains/drain.ts';
 import { memberText, recordedPull, recordLastPull } from '../support/pull-eligibility/recorded.ts';
+import type { Reply } from '../support/reply.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -30,13 +31,27 @@ Given('the harness has recorded the cursor of {string} for scope {string} as {st
   cursors.set(label, new Map([...(cursors.get(label) ?? new Map<string, string | null>()), [scope, cursor]]));
 });
 
-When('the harness client {string} pulls with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
-  const cursor = generationsState(this).cursors.get(label)?.get(scope);
+/** One pull presenting the cursor recorded as `label` for `scope`; every other scope keeps the cursor the client holds. */
+async function pullPresentingRecorded(world: SyncWorld, name: string, label: string, scope: string, limit?: number): Promise<Reply> {
+  const cursor = generationsState(world).cursors.get(label)?.get(scope);
   if (typeof cursor !== 'string') throw new Error(`no cursor of ${scope} was recorded as "${label}" earlier in this scenario`);
-  const client = this.wire(name);
+  const client = world.wire(name);
   if (!client.cursors.has(scope)) throw new Error(`client "${name}" is not assigned ${scope}`);
-  // Every other scope keeps the cursor the client holds; only this one goes back to the recorded one.
-  await client.pull({ [`/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`]: { cursor } }, { limit });
+  return await client.pull({ [`/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`]: { cursor } }, limit === undefined ? {} : { limit });
+}
+
+When('the harness client {string} pulls with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
+  await pullPresentingRecorded(this, name, label, scope, limit);
+});
+
+Given('the harness client {string} has pulled with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
+  const reply = await pullPresentingRecorded(this, name, label, scope, limit);
+  if (reply.status !== 200) throw new Error(`the pull presenting cursor "${label}" for ${scope} was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+});
+
+Given('the harness client {string} has pulled presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, label: string, scope: string) {
+  const reply = await pullPresentingRecorded(this, name, label, scope);
+  if (reply.status !== 200) throw new Error(`the pull presenting cursor "${label}" for ${scope} was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
 });
 
 Then('the changes of the drain, concatenated in order, are exactly:', async function (this: SyncWorld, table: DataTable) {

@@ -6,7 +6,7 @@
  */
 import { Given, Then, When } from '@cucumber/cucumber';
 import { codecScopeDigest, presentedSchemaHash, scopeRowOf } from '../support/rebuild-runs/digests.ts';
-import { finalPage, finishPagedRebuild, lastRebuildPages, showPagesSoFar, startPagedRebuild, strictRecords } from '../support/rebuild-runs/paged.ts';
+import { finalPage, finishPagedRebuild, lastRebuildPages, pagedRebuild, showPagesSoFar, startPagedRebuild, strictRecords } from '../support/rebuild-runs/paged.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -74,4 +74,24 @@ Then('the final rebuild page has {string} equal to the scope digest the harness 
   const rows = strictRecords(pages).map(scopeRowOf);
   const expected = await codecScopeDigest(this, scope, presentedSchemaHash(final.requestText), rows);
   this.assert.equal(final.json[member], { algorithm: 'sha256', version: 1, encoding: 'hex', digest: expected }, `"${member}" of the final rebuild page of ${scope}, over its ${rows.length} records`);
+});
+
+// Page N is asked again exactly as it was first asked: page 1 with no cursor, a later page with the continuation the page before it gave.
+When('the harness client {string} repeats its request for page {int} of that rebuild', async function (this: SyncWorld, name: string, page: number) {
+  const last = generationsState(this).lastRebuild;
+  if (last === undefined) throw new Error('no rebuild was fetched in this scenario');
+  const attempt = pagedRebuild(this, name, last.scope);
+  const before = page === 1 ? undefined : attempt.pages[page - 2];
+  if (page < 1 || (page > 1 && (before?.status !== 200 || typeof before.json.cursor !== 'string'))) throw new Error(`the rebuild of ${last.scope} gave no continuation for page ${page}`);
+  await this.wire(name).rebuildPage(last.scope, attempt.rebuildId, before === undefined ? null : before.json.cursor, attempt.limit);
+});
+
+When('the harness records the {string} for {string} as {string}', function (this: SyncWorld, member: string, scope: string, label: string) {
+  if (member !== 'final_scope_cursor') throw new Error(`the harness records the "final_scope_cursor" of a rebuild, not "${member}"`);
+  const pages = lastRebuildPages(this, scope);
+  const final = pages[pages.length - 1];
+  const cursor = final?.status === 200 && final.json.has_more === false ? final.json.final_scope_cursor : undefined;
+  if (typeof cursor !== 'string') throw new Error(`the rebuild of ${scope} gave no final_scope_cursor to record: ${final?.text.slice(0, 500)}`);
+  const cursors = generationsState(this).cursors;
+  cursors.set(label, new Map([...(cursors.get(label) ?? new Map<string, string | null>()), [scope, cursor]]));
 });
