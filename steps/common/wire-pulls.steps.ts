@@ -104,9 +104,18 @@ Given('the harness has recorded the cursors of {string} as {string}', function (
 });
 
 // Every scope presents the recorded cursor (a scope recorded without one presents null), whatever the client holds now.
-When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
-  const recorded = generationsState(this).cursors.get(label);
+async function pullPresentingRecordedSet(world: SyncWorld, name: string, label: string, limit?: number): Promise<Reply> {
+  const recorded = generationsState(world).cursors.get(label);
   if (recorded === undefined) throw new Error(`no cursors were recorded as "${label}" earlier in this scenario`);
   const scopes = Object.fromEntries([...recorded].map(([scope, cursor]) => [scope, { cursor }]));
-  await this.wire(name).pull({ '/scopes': scopes }, { limit });
+  return await world.wire(name).pull({ '/scopes': scopes }, limit === undefined ? {} : { limit });
+}
+
+When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
+  await pullPresentingRecordedSet(this, name, label, limit);
+});
+
+Given('the harness client {string} has pulled presenting the {string} cursors', async function (this: SyncWorld, name: string, label: string) {
+  const reply = await pullPresentingRecordedSet(this, name, label);
+  if (reply.status !== 200) throw new Error(`the pull presenting the "${label}" cursors was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
 });

@@ -2,9 +2,10 @@
  * Behaviour only the sensitivity run reaches (SYNC-PULL-007): a server that
  * records the positions a pull presents as soon as the request arrives, in a
  * transaction of their own, before it checks the rest of the request. A
- * request it then refuses has already moved the checkpoint.
+ * request it then refuses has already moved the checkpoint. And a rebuild
+ * that acknowledges more than it may.
  */
-import type { Pool } from 'pg';
+import type { ClientBase, Pool } from 'pg';
 import { verifyToken } from '../core/cursor-tokens.ts';
 import { type Position, readPosition } from '../core/position.ts';
 import { acknowledge } from './checkpoints.ts';
@@ -27,4 +28,10 @@ export async function acknowledgeAhead(pool: Pool, userId: string, value: unknow
   } finally {
     db.release();
   }
+}
+
+/** A rebuild that moves every scope of the client to its own boundary (SYNC-PULL-015), as if one scope's snapshot proved the others. */
+export async function acknowledgeEveryScopeAt(db: ClientBase, userId: string, clientId: string, streamGeneration: string, boundary: Position): Promise<void> {
+  const { rows } = await db.query<{ scope_id: string }>('SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned', [userId, clientId]);
+  await acknowledge(db, { userId, clientId, streamGeneration, positions: new Map(rows.map((r) => [r.scope_id, boundary])) }, false);
 }
