@@ -8,7 +8,7 @@ import { quoted } from '../support/client-lifecycle/observe.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
 import { exchangesOf } from '../support/exchanges.ts';
 import { integrity, manifests } from '../support/integrity/context.ts';
-import { verifyRowMessage } from '../support/integrity/oracle.ts';
+import { parseStrict, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
 import { keyText } from '../support/integrity/row-digest.ts';
 import { member } from '../support/reply.ts';
 import { lastPull as lastPullAnswer, listed } from '../support/scope-generations/invalidation.ts';
@@ -251,6 +251,11 @@ Then('the pull response lists exactly these changes:', async function (this: Syn
   this.assert.equal([...actual].sort(), [...expected].sort(), `changes of the pull response: ${reply.text}`);
 });
 
+Then('the pull response holds {int} changes', function (this: SyncWorld, count: number) {
+  const reply = lastPull(this);
+  this.assert.equal(changesOf(reply).length, count, `changes in the pull response: ${reply.text.slice(0, 2000)}`);
+});
+
 Then('the pull response lists no change for table {string}', async function (this: SyncWorld, name: string) {
   const reply = lastPull(this);
   const tableId = (await tableNamed(this, name)).table_id;
@@ -281,6 +286,17 @@ Then(/^member "([^"]+)" is (true|false)$/, function (this: SyncWorld, name: stri
   const reply = this.lastReply();
   this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
   this.assert.equal(reply.json?.[name], flag === 'true', `member "${name}" of the ${reply.endpoint} response`);
+});
+
+// A member compared as JSON text: the canonical form of what the server wrote against the canonical form of the expected value.
+Then(/^member "([^"]+)" is (\[.*\]|\{.*\})$/, function (this: SyncWorld, name: string, json: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  const expected = parseStrict(Buffer.from(json, 'utf8'));
+  if (expected === undefined) throw new Error(`${json} is not JSON`);
+  const body = parseStrict(Buffer.from(reply.text, 'utf8')) as unknown as Record<string, unknown> | undefined;
+  const actual = body?.[name];
+  this.assert.equal(actual === undefined ? undefined : wireText(actual), wireText(expected), `member "${name}" of the ${reply.endpoint} response`);
 });
 
 Then('the response has member {string}', function (this: SyncWorld, pointer: string) {

@@ -35,13 +35,27 @@ Given('the harness has recorded the cursor of {string} for scope {string} as {st
   cursors.set(label, new Map([...(cursors.get(label) ?? new Map<string, string | null>()), [scope, cursor]]));
 });
 
-When('the harness client {string} pulls with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
-  const cursor = generationsState(this).cursors.get(label)?.get(scope);
+/** One pull presenting the cursor recorded as `label` for `scope`; every other scope keeps the cursor the client holds. */
+async function pullPresentingRecordedFor(world: SyncWorld, name: string, label: string, scope: string, limit?: number): Promise<Reply> {
+  const cursor = generationsState(world).cursors.get(label)?.get(scope);
   if (typeof cursor !== 'string') throw new Error(`no cursor of ${scope} was recorded as "${label}" earlier in this scenario`);
-  const client = this.wire(name);
+  const client = world.wire(name);
   if (!client.cursors.has(scope)) throw new Error(`client "${name}" is not assigned ${scope}`);
-  // Every other scope keeps the cursor the client holds; only this one goes back to the recorded one.
-  await client.pull({ [`/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`]: { cursor } }, { limit });
+  return await client.pull({ [`/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`]: { cursor } }, limit === undefined ? {} : { limit });
+}
+
+When('the harness client {string} pulls with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
+  await pullPresentingRecordedFor(this, name, label, scope, limit);
+});
+
+Given('the harness client {string} has pulled with limit {int} presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, limit: number, label: string, scope: string) {
+  const reply = await pullPresentingRecordedFor(this, name, label, scope, limit);
+  if (reply.status !== 200) throw new Error(`the pull presenting cursor "${label}" for ${scope} was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+});
+
+Given('the harness client {string} has pulled presenting cursor {string} for scope {string}', async function (this: SyncWorld, name: string, label: string, scope: string) {
+  const reply = await pullPresentingRecordedFor(this, name, label, scope);
+  if (reply.status !== 200) throw new Error(`the pull presenting cursor "${label}" for ${scope} was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
 });
 
 Then('the changes of the drain, concatenated in order, are exactly:', async function (this: SyncWorld, table: DataTable) {
@@ -123,4 +137,9 @@ Given('the harness has recorded the cursors of {string} as {string}', async func
 // Every scope presents the recorded cursor (a scope recorded without one presents null), whatever the client holds now.
 When('the harness client {string} pulls with limit {int} presenting the {string} cursors', async function (this: SyncWorld, name: string, limit: number, label: string) {
   await pullPresentingRecorded(this, name, label, limit);
+});
+
+Given('the harness client {string} has pulled presenting the {string} cursors', async function (this: SyncWorld, name: string, label: string) {
+  const reply = await pullPresentingRecorded(this, name, label);
+  if (reply.status !== 200) throw new Error(`the pull presenting the "${label}" cursors was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
 });

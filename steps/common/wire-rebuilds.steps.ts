@@ -86,3 +86,13 @@ Then('the final rebuild page holds {int} records and a non-null {string}', funct
   const value = final.json?.[member];
   this.assert.ok(typeof value === 'string' && value !== '', `"${member}" of the final rebuild page is a non-null cursor, not ${JSON.stringify(value)}`);
 });
+
+When('the harness records the {string} for {string} as {string}', function (this: SyncWorld, member: string, scope: string, label: string) {
+  if (member !== 'final_scope_cursor') throw new Error(`the harness records the "final_scope_cursor" of a rebuild, not "${member}"`);
+  const pages = lastRebuildPages(this, scope);
+  const final = pages[pages.length - 1];
+  const cursor = final?.status === 200 && final.json.has_more === false ? final.json.final_scope_cursor : undefined;
+  if (typeof cursor !== 'string') throw new Error(`the rebuild of ${scope} gave no final_scope_cursor to record: ${final?.text.slice(0, 500)}`);
+  const cursors = generationsState(this).cursors;
+  cursors.set(label, new Map([...(cursors.get(label) ?? new Map<string, string | null>()), [scope, cursor]]));
+});

@@ -23,7 +23,8 @@ Then('each response of the drain issued a cursor for scope {string}', function (
 When('the harness records the cursor issued for scope {string} in that response as {string}', function (this: SyncWorld, scope: string, label: string) {
   const reply = this.lastReply();
   const cursor = reply.status === 200 && reply.endpoint === 'pull' ? reply.json?.scope_cursors?.[scope] : undefined;
-  if (typeof cursor !== 'string') throw new Error(`the last answer issued no cursor for ${scope} to record: ${reply.status} ${reply.text.slice(0, 500)}`);
+  // Also a check where a feature places it after Then: the response must have issued a cursor for the scope.
+  this.assert.ok(typeof cursor === 'string', `the last answer issued no cursor for ${scope} to record: ${reply.status} ${reply.text.slice(0, 500)}`);
   const cursors = generationsState(this).cursors;
   cursors.set(label, new Map([...(cursors.get(label) ?? new Map<string, string | null>()), [scope, cursor]]));
 });

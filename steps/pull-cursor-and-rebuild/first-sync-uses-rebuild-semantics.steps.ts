@@ -46,12 +46,6 @@ When(/^the harness client "([^"]+)" pulls presenting the "final_scope_cursor" fo
   await client.pull();
 });
 
-Then(/^member "([^"]+)" is (\[.*\])$/, function (this: SyncWorld, name: string, expected: string) {
-  const reply = this.lastReply();
-  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
-  this.assert.equal(reply.json?.[name], JSON.parse(expected), `member "${name}" of the ${reply.endpoint} response`);
-});
-
 /** The client's pull exchanges in order, with what it presented and the body it was given. */
 async function pullsOf(world: SyncWorld, name: string) {
   return (await exchangesOf(world, name, { endpoints: ['pull'] })).map((e) => ({ seq: e.seq, request: bodyOf(e.requestBody), response: deliveredBody(e) }));

@@ -5,7 +5,6 @@
  * inspection, the scope-set version through a later pull).
  */
 import { Given, Then } from '@cucumber/cucumber';
-import { checkpointsOf, recordedOf } from '../support/rebuild-replays/recorded.ts';
 import { pageExchange } from '../support/rebuild-replays/requests.ts';
 import { clientsWithPagedRebuilds, latestPagedRebuild } from '../support/rebuild-runs/paged.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -33,25 +32,3 @@ Then(/^the response body is byte-identical to the first response to page (\d+) o
   this.assert.equal({ status: reply.status, text: reply.text }, { status: first.status, text: first.text }, `the answer to the repeated request for page ${page} against the first answer`);
 });
 
-Given('server inspection records the checkpoints of {string} as {string}', async function (this: SyncWorld, name: string, label: string) {
-  recordedOf(this).checkpoints.set(label, await checkpointsOf(this, name));
-});
-
-Given('the harness has recorded the {string} of {string} as {string}', function (this: SyncWorld, memberName: string, name: string, label: string) {
-  if (memberName !== 'scope_set_version') throw new Error(`only the "scope_set_version" of a harness client is recorded, not "${memberName}"`);
-  recordedOf(this).versions.set(label, this.wire(name).scopeSetVersion);
-});
-
-Then('server inspection shows the checkpoints of {string} equal to the {string} ones', async function (this: SyncWorld, name: string, label: string) {
-  const before = recordedOf(this).checkpoints.get(label);
-  if (before === undefined) throw new Error(`no checkpoints were recorded as "${label}" earlier in this scenario`);
-  this.assert.equal(await checkpointsOf(this, name), before, `the checkpoints of client "${name}" against those recorded as "${label}"`);
-});
-
-Then('member {string} equals the recorded {string}', function (this: SyncWorld, memberName: string, label: string) {
-  const expected = recordedOf(this).versions.get(label);
-  if (expected === undefined) throw new Error(`no value was recorded as "${label}" earlier in this scenario`);
-  const reply = this.lastReply();
-  this.assert.equal(reply.status, 200, `the ${reply.endpoint} request was answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-  this.assert.equal(reply.json?.[memberName], expected, `member "${memberName}" of the ${reply.endpoint} response against the value recorded as "${label}"`);
-});

@@ -6,10 +6,10 @@
  */
 import { Given, Then } from '@cucumber/cucumber';
 import type { InspectControl, SourceSqlControl } from '../../harness/adapters/server.ts';
-import { sqlType, type TableSpec } from '../support/model.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
+import { installDependent } from '../support/scope-dependencies/install.ts';
 import { claim } from '../support/scope-dependencies/registration.ts';
-import { evaluate, ident, type Impact, impactFunctionName, impactSql, type ImpactVariant, literal, membershipFunctionName, membershipSql, relationParts } from '../support/scope-dependencies/rules.ts';
+import { evaluate, ident, impactSql, type ImpactVariant, relationParts } from '../support/scope-dependencies/rules.ts';
 import { declaredOf, dependencyState, placementOf, positionOf } from '../support/scope-dependencies/state.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -134,18 +134,6 @@ async function rawSql(world: SyncWorld): Promise<SourceSqlControl> {
   return server.sourceSql;
 }
 
-/** Runs `work` in one transaction of the scenario connection; a failure rolls it all back. */
-async function inOneTransaction(sql: SourceSqlControl, work: () => Promise<void>): Promise<void> {
-  await sql.query('BEGIN');
-  try {
-    await work();
-    await sql.query('COMMIT');
-  } catch (error) {
-    await sql.query('ROLLBACK');
-    throw error;
-  }
-}
-
 Given(
   'a capture-only dependency registration for table {string} with key column {string} and captured fields {string}',
   async function (this: SyncWorld, relation: string, key: string, fields: string) {
@@ -164,42 +152,15 @@ Given('table {string} places each row in scope {string} of its root task, found 
   dependencyState(this).placements.set(target, { kind: 'root', template, parent });
 });
 
-/** Creates and registers `target` with its placement and its one dependency, all in one transaction. */
-async function installDependent(world: SyncWorld, target: string, dependency: string, impact: Impact): Promise<void> {
-  const table: TableSpec = world.model.table(target);
-  const claimed = dependencyState(world).claimed;
-  if (!claimed.has(target)) throw new Error(`table "${target}" is already on the server; its dependency is declared together with its registration`);
-  const key = world.model.keyColumn(target);
-  const placement = placementOf(world, target);
-  const sql = await rawSql(world);
-  const relation = `public.${target}`;
-  let tableId = '';
-  await inOneTransaction(sql, async () => {
-    const columns = table.columns.map((c) => `${ident(c.name)} ${sqlType(c.type)}${c.key ? ' PRIMARY KEY' : c.nullable ? '' : ' NOT NULL'}`);
-    await sql.query(`CREATE TABLE public.${ident(target)} (${columns.join(', ')})`);
-    await sql.query('SELECT synchro.synchro_prepare_projection_view($1)', [relation]);
-    await sql.query(membershipSql(table, key, placement));
-    // The impact function names target rows by table ID, which the registration returns.
-    const [row] = await sql.query<{ table_id: string | null }>('SELECT synchro.synchro_register_table(relation => $1, membership_fn => $2) AS table_id', [relation, membershipFunctionName(target)]);
-    if (!row?.table_id) throw new Error(`registering ${relation} returned no table ID`);
-    tableId = row.table_id;
-    await sql.query(impactSql(table, key, tableId, dependency, impact, 'conforming'));
-    const bound = impact.maxImpactRows === undefined ? '' : `, ${impact.maxImpactRows}`;
-    await sql.query(`SELECT synchro.synchro_register_membership_dependency(${literal(relation)}, ${literal(dependency)}, ${literal(impactFunctionName(target, dependency))}${bound})`);
-  });
-  claimed.delete(target);
-  dependencyState(world).declared.set(target, { dependency, impact, tableId });
-}
-
 Given(
   'the dependency of {string} on {string} has an impact function returning the comments whose {string} equals the old or new project {string}, with max_impact_rows {int}',
   async function (this: SyncWorld, target: string, dependency: string, reference: string, key: string, bound: number) {
-    await installDependent(this, target, dependency, { kind: 'referencing', relation: dependency, reference, key, maxImpactRows: bound });
+    await installDependent(this, await rawSql(this), target, dependency, { kind: 'referencing', relation: dependency, reference, key, maxImpactRows: bound });
   },
 );
 
 Given('the dependency of {string} on itself has a self-impact function returning the children of the old and new row', async function (this: SyncWorld, target: string) {
   const placement = placementOf(this, target);
   if (placement.kind !== 'root') throw new Error(`the rows of "${target}" do not follow a parent column, so they have no children to name`);
-  await installDependent(this, target, `public.${target}`, { kind: 'children', parent: placement.parent });
+  await installDependent(this, await rawSql(this), target, `public.${target}`, { kind: 'children', parent: placement.parent });
 });

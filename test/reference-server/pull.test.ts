@@ -189,6 +189,32 @@ test('a presented cursor is acknowledged once validated, and an older one never 
   });
 });
 
+test('checkpoint inspection: only a presented cursor is acknowledged, never the one issued, a rebuild page or a refused request', async () => {
+  await withCapture(async (h, s) => {
+    const c0 = await bootstrap(h, s);
+    const inspect = async (cursor: string) =>
+      (await h.sql.query<{ checkpoint: string | null; position: string | null }>("SELECT synchro.synchro_inspect_checkpoint($1, 'user:u1') AS checkpoint, synchro.synchro_inspect_cursor_position($2) AS position", [s.clientId, cursor])).rows[0];
+    // Rebuilding acknowledged nothing: no checkpoint until a pull presents the final cursor.
+    assert.equal((await inspect(c0['user:u1'] as string))?.checkpoint, null);
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('k1')`);
+    await catchUp(h);
+    const r1 = await pull(h, s, c0);
+    const c1 = r1.json.scope_cursors['user:u1'] as string;
+    const at0 = await inspect(c0['user:u1'] as string);
+    assert.ok(at0?.position);
+    assert.equal(at0.checkpoint, at0.position);
+    assert.notEqual((await inspect(c1))?.position, at0.position);
+    // A request refused after its cursors were read moves nothing.
+    const refused = await pull(h, s, { ...c0, 'user:u1': c1, shared: `${c0.shared}x` });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal((await inspect(c1))?.checkpoint, at0.position);
+    await pull(h, s, { ...c0, 'user:u1': c1 });
+    const at1 = await inspect(c1);
+    assert.equal(at1?.checkpoint, at1?.position);
+    assert.equal((await h.sql.query("SELECT synchro.synchro_inspect_cursor_position('ic1.e30.AAAA') AS p")).rows[0]?.p, null);
+  });
+});
+
 test('a pull right after the client\'s own push waits for capture and serves the write instead of 503', async () => {
   await withCapture(async (h, s) => {
     const cursors = await bootstrap(h, s);

@@ -21,11 +21,13 @@ import { fault } from '../core/faults.ts';
 import { gateCapture, gateClient } from '../core/gates.ts';
 import { checkPullText } from '../core/input-limits.ts';
 import type { ManifestStore } from '../core/manifests.ts';
-import { type Position, triple } from '../core/position.ts';
+import type { Position } from '../core/position.ts';
 import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
 import { type Candidate, mergeStreams, positionOf } from './changes.ts';
+import { acknowledgeAhead } from './acknowledgement-faults.ts';
+import { acknowledge } from './checkpoints.ts';
 import { dropSentBefore, sourceHead } from './eligibility-faults.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
@@ -38,6 +40,7 @@ async function updatesFor(db: PoolClient, userId: string, request: PullRequest, 
 
 export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
   if (fault('reconcile-before-request-checks')) await reconcileAhead(pool, userId, value); // fault: server:reconcile-before-request-checks
+  if (fault('acknowledge-before-request-checks')) await acknowledgeAhead(pool, userId, value); // fault: server:acknowledge-before-request-checks
   if (fault('zero-generation-as-first') && (value as { client_generation?: unknown }).client_generation === 0) (value as { client_generation: number }).client_generation = 1; // fault: server:zero-generation-as-first
   if (fault('bound005-pull-drops-unknown-members')) value = Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([member]) => ['client_id', 'client_generation', 'schema', 'scope_set_version', 'scopes', 'limit'].includes(member))); // fault: server:bound005-pull-drops-unknown-members
   const parsed = validate('pull-request', value);
@@ -98,6 +101,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       if (fault('cursor-at-event-end') && position?.kind === 'effect') position = { ...position, effect: 2147483647 }; // fault: server:cursor-at-event-end
       if (fault('cap003-page-cursor-at-transaction-end') && position?.kind === 'effect') position = { kind: 'transaction_end', lsn: position.lsn }; // fault: server:cap003-page-cursor-at-transaction-end
       if (position !== undefined) scopeCursors[scope] = await issueCursor(db, bindings, scope, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, position);
+      if (fault('acknowledge-issued-cursor') && position !== undefined) valid.set(scope, position); // fault: server:acknowledge-issued-cursor
     }
 
     const response: Record<string, unknown> = {
@@ -113,24 +117,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     }
 
     // Acknowledge presented valid cursors; a checkpoint never moves back.
-    if (valid.size > 0) {
-      const acknowledged = [...valid].map(([scope, position]) => {
-        const [lsn, event, effect] = triple(position);
-        return { scope_id: scope, commit_lsn: lsn, event_ordinal: event, effect_ordinal: effect };
-      });
-      await db.query(
-        `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
-         SELECT $1, $2, x.scope_id, $3, x.commit_lsn::pg_lsn, x.event_ordinal::int8, x.effect_ordinal
-           FROM jsonb_to_recordset($4::jsonb) AS x(scope_id text, commit_lsn text, event_ordinal text, effect_ordinal int4)
-         ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET
-           stream_generation = excluded.stream_generation, commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
-           effect_ordinal = excluded.effect_ordinal, acknowledged_at = now()
-         WHERE synchro.checkpoints.stream_generation <> excluded.stream_generation
-            OR (synchro.checkpoints.commit_lsn, synchro.checkpoints.event_ordinal, synchro.checkpoints.effect_ordinal)
-             < (excluded.commit_lsn, excluded.event_ordinal, excluded.effect_ordinal)`,
-        [userId, request.client_id, streamGeneration, JSON.stringify(acknowledged)],
-      );
-    }
+    await acknowledge(db, { userId, clientId: request.client_id, streamGeneration, positions: valid }, !fault('checkpoint-follows-older-cursor')); // fault: server:checkpoint-follows-older-cursor
     if (valid.size > 0) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]);
     return canonicalJson(response);
   });

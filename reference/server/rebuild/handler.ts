@@ -26,6 +26,8 @@ import type { Catalog, ManifestStore } from '../core/manifests.ts';
 import { type Position, positionJson, readPosition } from '../core/position.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { type ChangeSource, wireChange } from '../core/wire-change.ts';
+import { acknowledgeEveryScopeAt } from '../pull/acknowledgement-faults.ts';
+import { acknowledge } from '../pull/checkpoints.ts';
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -167,6 +169,8 @@ async function page(db: PoolClient, s: Session, catalog: Catalog, userId: string
     body.has_more = false;
     body.final_scope_cursor = await issueCursor(db, bindings, s.scope, lineage, s.boundary);
     if (fault('final-cursor-at-serve-time')) body.final_scope_cursor = await issueCursor(db, bindings, s.scope, lineage, (await readBoundary(db)).boundary); // fault: server:final-cursor-at-serve-time
+    if (fault('rebuild-final-page-acknowledges')) await acknowledge(db, { userId, clientId, streamGeneration: s.streamGeneration, positions: new Map([[s.scope, s.boundary]]) }); // fault: server:rebuild-final-page-acknowledges
+    if (fault('rebuild-acknowledges-every-scope')) await acknowledgeEveryScopeAt(db, userId, clientId, s.streamGeneration, s.boundary); // fault: server:rebuild-acknowledges-every-scope
     body.checksum = checksumObject(s.digest);
   }
   const text = canonicalJson(body);

@@ -45,9 +45,9 @@ export function recordedCursors(world: SyncWorld, label: string): Cursors {
 }
 
 /** One pull page of harness client `name` with `limit`, presenting for every scope exactly the cursor recorded under `label` (null where none was). */
-export async function pullPresentingRecorded(world: SyncWorld, name: string, label: string, limit: number): Promise<Reply> {
+export async function pullPresentingRecorded(world: SyncWorld, name: string, label: string, limit?: number): Promise<Reply> {
   const scopes = Object.fromEntries([...recordedCursors(world, label)].map(([scope, cursor]) => [scope, { cursor }]));
-  return world.wire(name).pull({ '/scopes': scopes }, { limit });
+  return world.wire(name).pull({ '/scopes': scopes }, limit === undefined ? {} : { limit });
 }
 
 /** The cursors last recorded for client `name`, with their label. */
