@@ -2,16 +2,18 @@
  * SYNC-PULL-018 Complete Terminal Checksum Maps: which pages of a drain carry
  * "checksums", the exact key set of a terminal map, and its values against
  * the harness codec (over a fresh rebuild of a scope the client does not hold
- * yet, or over the rows the harness client was given).
+ * yet, or over the rows the harness client was given); and, for a client
+ * given a terminal page whose map was damaged in flight ("the damaged pull
+ * response": the one pull answer the proxy rewrote), the cursors and rebuild
+ * requests it sent afterwards.
  */
 import { Given, Then, When } from '@cucumber/cucumber';
+import type { Exchange } from '../../harness/proxy/records.ts';
 import { processPhrase } from '../support/client-mode.ts';
-import { clientIdOf, objectBodyOf } from '../support/exchanges.ts';
-import { parseStrict } from '../support/integrity/oracle.ts';
-import { holdRequest, releaseHeld, syncInBackground } from '../support/mutations/holds.ts';
-import { queueState } from '../support/mutations/state.ts';
-import { heldRows } from '../support/pull-eligibility/held-rows.ts';
+import { clientIdOf, exchangesOf, objectBodyOf } from '../support/exchanges.ts';
+import { deliveredBody, type Obj, parseStrict } from '../support/integrity/oracle.ts';
 import { lastDrain } from '../support/pull-drains/drain.ts';
+import { heldRows } from '../support/pull-eligibility/held-rows.ts';
 import { codecScopeDigest, presentedSchemaHash, scopeRowOf } from '../support/rebuild-runs/digests.ts';
 import type { Reply } from '../support/reply.ts';
 import { member } from '../support/reply.ts';
@@ -108,26 +110,40 @@ Then('the proxy recorded that the rewritten pull response had {string} true', as
   this.assert.equal(member(original, pointer), true, `"${pointer}" of the pull response the server sent before the proxy rewrote it`);
 });
 
-processPhrase(/^(?:the proxy will hold the next rebuild request from|the proxy has received a rebuild request for scope "[^"]+" from) client "([^"]+)"$/);
-processPhrase(/^client "([^"]+)" starts syncing$/);
+processPhrase(/^(?:no pull request )?client "([^"]+)" sent (?:after|a rebuild request for scope "[^"]+" after) the damaged pull response/);
 
-Given('the proxy will hold the next rebuild request from client {string}', async function (this: SyncWorld, name: string) {
-  await holdRequest(this, name, 'rebuild');
-});
+/** The one pull answer to client `name` the proxy rewrote, as the client was given it, and the client's exchanges after it. */
+async function damagedPull(world: SyncWorld, name: string): Promise<{ seq: number; body: Obj; later: Exchange[] }> {
+  const mine = await exchangesOf(world, name);
+  const rewritten = mine.filter((e) => e.endpoint === 'pull' && e.rewritten !== undefined && e.rewritten.error === undefined);
+  if (rewritten.length !== 1) throw new Error(`the proxy rewrote ${rewritten.length} pull answers to client "${name}", not exactly one damaged pull response`);
+  const exchange = rewritten[0] as Exchange;
+  const body = deliveredBody(exchange);
+  if (body === undefined) throw new Error(`the damaged pull response to client "${name}" (#${exchange.seq}) was not delivered as a 200 JSON body`);
+  return { seq: exchange.seq, body, later: mine.filter((e) => e.seq > exchange.seq) };
+}
 
-// Returns once every message held for the client has reached the proxy.
-When('client {string} starts syncing', async function (this: SyncWorld, name: string) {
-  await syncInBackground(this, name);
-});
+const presentedFor = (e: Exchange, scope: string): unknown => (objectBodyOf(e.requestBody)?.scopes as Record<string, { cursor?: unknown }> | undefined)?.[scope]?.cursor;
 
-When('the proxy has received a rebuild request for scope {string} from client {string}', async function (this: SyncWorld, scope: string, name: string) {
-  const hold = queueState(this).holds.find((h) => h.client === name && h.what === 'request' && h.endpoint === 'rebuild' && !h.released);
-  if (hold === undefined) throw new Error(`no rebuild request of client "${name}" is held`);
-  await hold.engaged;
-  const request = objectBodyOf(hold.bytes ?? Buffer.from(''));
-  if (request?.scope !== scope) throw new Error(`the held rebuild request of client "${name}" is for ${String(request?.scope)}, not ${scope}`);
-});
+// The client's own later requests show whether it took the page's cursor for the scope whose digest failed.
+Then(
+  'no pull request client {string} sent after the damaged pull response presented for scope {string} the cursor that response issued for it',
+  async function (this: SyncWorld, name: string, scope: string) {
+    const damaged = await damagedPull(this, name);
+    const issued = (damaged.body.scope_cursors as Obj | undefined)?.[scope];
+    this.assert.ok(typeof issued === 'string', `the damaged pull response (#${damaged.seq}) issued a cursor for ${scope}: ${JSON.stringify(damaged.body.scope_cursors)}`);
+    const presenting = damaged.later.filter((e) => e.endpoint === 'pull' && presentedFor(e, scope) !== undefined);
+    this.assert.ok(presenting.length > 0, `client "${name}" presented a cursor for ${scope} in some pull request after the damaged pull response (#${damaged.seq})`);
+    this.assert.equal(
+      presenting.filter((e) => presentedFor(e, scope) === issued).map((e) => e.seq),
+      [],
+      `pull requests of client "${name}" after #${damaged.seq} that presented for ${scope} the cursor #${damaged.seq} issued for it`,
+    );
+  },
+);
 
-When('the proxy releases the held request', async function (this: SyncWorld) {
-  await releaseHeld(this, 'request');
+Then('client {string} sent a rebuild request for scope {string} after the damaged pull response', async function (this: SyncWorld, name: string, scope: string) {
+  const damaged = await damagedPull(this, name);
+  const rebuilds = damaged.later.filter((e) => e.endpoint === 'rebuild').map((e) => objectBodyOf(e.requestBody)?.scope);
+  this.assert.ok(rebuilds.includes(scope), `the scopes of the rebuild requests client "${name}" sent after the damaged pull response (#${damaged.seq}): ${JSON.stringify(rebuilds)}`);
 });

@@ -123,8 +123,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
         if (local === claimed) ctx.db.prepare('UPDATE _synchro_scopes SET checksum = ?, local_checksum = ? WHERE scope_id = ?').run(claimed, local, s.scope_id);
         else {
           // A cursor never marks a scope healthy: a mismatch drops it and asks for a rebuild.
-          markRebuild(ctx, s.scope_id);
-          if (fault('mismatch-keeps-new-cursor')) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(page.scope_cursors[s.scope_id] ?? null, s.scope_id); // fault: client:mismatch-keeps-new-cursor
+          if (!fault('mismatch-keeps-page-cursor')) markRebuild(ctx, s.scope_id); // fault: client:mismatch-keeps-page-cursor
           ctx.db.prepare('UPDATE _synchro_scopes SET local_checksum = ? WHERE scope_id = ?').run(local, s.scope_id);
           mismatched.push(s.scope_id);
         }
