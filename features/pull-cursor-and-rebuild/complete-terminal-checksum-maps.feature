@@ -85,7 +85,7 @@ Feature: Complete Terminal Checksum Maps
       And the proxy will <fault> in the next pull response to client "A"
       When client "A" syncs
       Then the sync of client "A" ends with completion "error"
-      And client "A" reports state "error" with a non-retryable failure of operation "pull"
+      And client "A" reports state "error" with a non-retryable failure of operation "pulling"
       And no scope cursor of client "A" advanced
       And querying "SELECT id FROM tasks WHERE id IN ('t-5', 'u-5')" on client "A" returns no row
 
@@ -130,13 +130,10 @@ Feature: Complete Terminal Checksum Maps
         """
         INSERT INTO public.tasks (id, list_id, also_list, title) VALUES ('t-5', 'a', NULL, 'five');
         """
-      And the proxy will hold the next rebuild request from client "A"
       And the proxy will set "/checksums/list:a" to the value of "/checksums/list:b" in the next pull response to client "A"
-      When client "A" starts syncing
-      And the proxy has received a rebuild request for scope "list:a" from client "A"
-      Then the cursor client "A" inspects for scope "list:a" equals the "old" one
-      And client "A" reports scope "list:a" as requiring rebuild
-      When the proxy releases the held request
-      And the sync of client "A" finishes
-      Then the sync of client "A" ends with completion "idle"
+      When client "A" syncs
+      And client "A" syncs
+      Then no pull request client "A" sent after the damaged pull response presented for scope "list:a" the cursor that response issued for it
+      And client "A" sent a rebuild request for scope "list:a" after the damaged pull response
+      And the sync of client "A" ends with completion "idle"
       And client "A" reports scope "list:a" as not requiring rebuild, with the final rebuild cursor installed

@@ -127,6 +127,10 @@ Then('client {string} has neither row {string} nor row {string} in table {string
   this.assert.equal(rows, [], `client "${name}" holds rows of ${table} it should not`);
 });
 
+Then('querying {string} on client {string} returns no row', async function (this: SyncWorld, sql: string, name: string) {
+  this.assert.equal(await localRows(this, name, sql), [], `rows of ${sql} on client "${name}"`);
+});
+
 Then('querying {string} on client {string} returns:', async function (this: SyncWorld, sql: string, name: string, expected: DataTable) {
   const rows = await localRows(this, name, sql);
   // SQLite hands back numbers and text; the feature writes every cell as text.

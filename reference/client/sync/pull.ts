@@ -76,7 +76,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
   if (page.has_more && page.checksums !== undefined) throw invalid('an intermediate page carries checksums');
   if (!page.has_more) {
     const keys = Object.keys(page.checksums ?? {});
-    if (page.checksums === undefined || keys.length !== active.size || !keys.every((k) => active.has(k))) throw invalid('terminal checksums do not cover exactly the active scopes');
+    if ((page.checksums === undefined || keys.length !== active.size || !keys.every((k) => active.has(k))) && !fault('terminal-map-keys-unchecked')) throw invalid('terminal checksums do not cover exactly the active scopes'); // fault: client:terminal-map-keys-unchecked
   }
   if (fault('cursor-before-verify')) for (const [s, cursor] of Object.entries(page.scope_cursors)) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ? WHERE scope_id = ?').run(cursor, s); // fault: client:cursor-before-verify
   // Validate every change and its digest before writing anything.
@@ -123,7 +123,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
         if (local === claimed) ctx.db.prepare('UPDATE _synchro_scopes SET checksum = ?, local_checksum = ? WHERE scope_id = ?').run(claimed, local, s.scope_id);
         else {
           // A cursor never marks a scope healthy: a mismatch drops it and asks for a rebuild.
-          markRebuild(ctx, s.scope_id);
+          if (!fault('mismatch-keeps-page-cursor')) markRebuild(ctx, s.scope_id); // fault: client:mismatch-keeps-page-cursor
           ctx.db.prepare('UPDATE _synchro_scopes SET local_checksum = ? WHERE scope_id = ?').run(local, s.scope_id);
           mismatched.push(s.scope_id);
         }

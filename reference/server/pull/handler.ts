@@ -115,6 +115,8 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     if (!hasMore) {
       response.checksums = await scopeChecksums(db, catalog.tables, catalog.current.hash, [...active].sort(utf8Order));
     }
+    if (fault('checksums-on-every-page')) response.checksums = await scopeChecksums(db, catalog.tables, catalog.current.hash, [...active].sort(utf8Order)); // fault: server:checksums-on-every-page
+    if (fault('checksum-keys-presented') && !hasMore) response.checksums = await scopeChecksums(db, catalog.tables, catalog.current.hash, Object.keys(request.scopes).sort(utf8Order)); // fault: server:checksum-keys-presented
 
     // Acknowledge presented valid cursors; a checkpoint never moves back.
     await acknowledge(db, { userId, clientId: request.client_id, streamGeneration, positions: valid }, !fault('checkpoint-follows-older-cursor')); // fault: server:checkpoint-follows-older-cursor

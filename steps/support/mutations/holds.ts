@@ -47,6 +47,11 @@ export async function holdResponse(world: SyncWorld, name: string, endpoint: Hol
 
 /** The fault stage keeps the next push request of client `name` from the server until released. */
 export async function holdPushRequest(world: SyncWorld, name: string): Promise<Hold> {
+  return await holdRequest(world, name, 'push');
+}
+
+/** The fault stage keeps the next `endpoint` request of client `name` from the server until released. */
+export async function holdRequest(world: SyncWorld, name: string, endpoint: 'push' | 'rebuild'): Promise<Hold> {
   const client = await world.process(name);
   const stage = await stageOf(world);
   const gate = openGate(world.deadlineMs);
@@ -57,8 +62,8 @@ export async function holdPushRequest(world: SyncWorld, name: string): Promise<H
   const hold: Hold = {
     client: name,
     what: 'request',
-    endpoint: 'push',
-    engaged: withDeadline(engaged, world.deadlineMs, () => `no push request of client "${name}" reached the proxy within ${world.deadlineMs} ms`),
+    endpoint,
+    engaged: withDeadline(engaged, world.deadlineMs, () => `no ${endpoint} request of client "${name}" reached the proxy within ${world.deadlineMs} ms`),
     release: () => {
       hold.released = true;
       gate.open();
@@ -67,12 +72,12 @@ export async function holdPushRequest(world: SyncWorld, name: string): Promise<H
   };
   hold.engaged.catch(() => undefined);
   stage.arm({
-    endpoint: 'push',
+    endpoint,
     clientId: client.clientId,
     nth: 1,
     action: { kind: 'forward' },
     before: async () => {
-      const held = (await exchangesOf(world, name, { endpoints: ['push'], unfinished: true })).filter((e) => !e.done).at(-1);
+      const held = (await exchangesOf(world, name, { endpoints: [endpoint], unfinished: true })).filter((e) => !e.done).at(-1);
       hold.bytes = held?.requestBody;
       engage();
       await gate.opened;

@@ -56,7 +56,7 @@ export interface Hold {
   client: string;
   what: 'request' | 'response';
   /** The endpoint whose request or answer is held. */
-  endpoint: 'push' | 'pull';
+  endpoint: 'push' | 'pull' | 'rebuild';
   /** Resolves once the held message has reached the proxy. */
   engaged: Promise<void>;
   release(): void;
