@@ -10,7 +10,7 @@ import { drain, drainChanges, lastDrain } from '../support/pull-drains/drain.ts'
 import { heldRows } from '../support/pull-eligibility/held-rows.ts';
 import { memberText, recordedPull, recordLastPull } from '../support/pull-eligibility/recorded.ts';
 import { codecScopeDigest, presentedSchemaHash } from '../support/rebuild-runs/digests.ts';
-import type { Reply } from '../support/reply.ts';
+import { member, type Reply } from '../support/reply.ts';
 import { pullPresentingRecorded, recordCursors } from '../support/scope-cursors/cursors.ts';
 import { generationsState } from '../support/scope-generations/state.ts';
 import { keyValue, tableNamed } from '../support/wire-values/recorded.ts';
@@ -142,4 +142,29 @@ When('the harness client {string} pulls with limit {int} presenting the {string}
 Given('the harness client {string} has pulled presenting the {string} cursors', async function (this: SyncWorld, name: string, label: string) {
   const reply = await pullPresentingRecorded(this, name, label);
   if (reply.status !== 200) throw new Error(`the pull presenting the "${label}" cursors was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+});
+
+/** The object at `pointer` of a 200 pull answer has exactly the quoted keys. */
+function assertExactKeys(world: SyncWorld, reply: Reply, pointer: string, keys: string[], what: string): void {
+  world.assert.equal(`${reply.endpoint} ${reply.status}`, 'pull 200', `${what}: ${reply.text.slice(0, 500)}`);
+  const value = member(reply.json, pointer);
+  world.assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} has an object at "${pointer}": ${reply.text.slice(0, 500)}`);
+  world.assert.equal(Object.keys(value as object).sort(), [...keys].sort(), `the keys of "${pointer}" in ${what}`);
+}
+
+const quotedKeys = (text: string) => [...text.matchAll(/"([^"]*)"/g)].map((m) => m[1] as string);
+
+Then(/^the last response of the drain has member "([^"]+)" with exactly the keys (.+)$/, function (this: SyncWorld, pointer: string, keys: string) {
+  const pages = lastDrain(this);
+  assertExactKeys(this, pages[pages.length - 1] as Reply, pointer, quotedKeys(keys), 'the last response of the drain');
+});
+
+Then(/^the response has member "([^"]+)" with exactly the keys (.+)$/, function (this: SyncWorld, pointer: string, keys: string) {
+  assertExactKeys(this, this.lastReply(), pointer, quotedKeys(keys), 'the last response');
+});
+
+When('the harness client {string} pulls with limit {int} presenting cursor null for scope {string}', async function (this: SyncWorld, name: string, limit: number, scope: string) {
+  const client = this.wire(name);
+  if (!client.cursors.has(scope)) throw new Error(`client "${name}" is not assigned ${scope}`);
+  await client.pull({ [`/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`]: { cursor: null } }, { limit });
 });

@@ -18,7 +18,7 @@ processPhrase(/^for scopes "[^"]+" and "[^"]+", the checksum client "([^"]+)" in
 const LOWERCASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The pointer of a scope's entry in a pull request's "scopes" (JSON Pointer escaping). */
-const scopePointer = (scope: string) => `/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+const _scopePointer = (scope: string) => `/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 
 Given('the harness client {string} of user {string} has connected', async function (this: SyncWorld, name: string, user: string) {
   await this.readyServer();
@@ -26,12 +26,6 @@ Given('the harness client {string} of user {string} has connected', async functi
   if (client.userId !== user) throw new Error(`client "${name}" already belongs to user ${client.userId}`);
   const reply = await client.connect();
   if (reply.status !== 200) throw new Error(`client "${name}" could not connect: ${reply.status} ${reply.text.slice(0, 300)}`);
-});
-
-When('the harness client {string} pulls with limit {int} presenting cursor null for scope {string}', async function (this: SyncWorld, name: string, limit: number, scope: string) {
-  const client = this.wire(name);
-  if (!client.cursors.has(scope)) throw new Error(`client "${name}" is not assigned ${scope}`);
-  await client.pull({ [scopePointer(scope)]: { cursor: null } }, { limit });
 });
 
 When(/^the harness client "([^"]+)" pulls presenting the "final_scope_cursor" for "([^"]+)" and cursor null for "([^"]+)"$/, async function (this: SyncWorld, name: string, rebuilt: string, unset: string) {
