@@ -10,8 +10,8 @@
  *
  *   node scripts/certify-behind-shim.ts [--out <report dir>] [--keep]
  *
- * Without --out the report goes to a temporary folder, removed at the end
- * unless --keep is given.
+ * The adapter and run configs (and, without --out, the report) are written to
+ * a temporary folder, removed at the end unless --keep is given.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,31 +43,35 @@ async function main(): Promise<number> {
   const scratch = mkdtempSync(join(tmpdir(), 'synchro-behind-shim-'));
   const out = values.out === undefined ? join(scratch, 'report') : resolve(values.out);
   const began = performance.now();
-  const stack = await startShimStack();
   try {
-    const server = writeShimServerConfig(join(scratch, 'server.json'), stack.urls);
-    const runConfig = join(scratch, 'synchro-conformance.config.json');
-    writeFileSync(runConfig, `${JSON.stringify({ server, client: 'reference', tags: ids.map((id) => `@${id}`).join(' or '), parallel: 1 }, null, 2)}\n`);
-    console.log(`certifying ${ids.length} requirements of "${SECTION}" against the reference server behind the Python shim (${stack.urls.control_url})`);
-    const run = await runHarness(['run', '--config', runConfig, '--out', out]);
-    if (run.status !== 0 && run.status !== 1) {
-      console.error(`the harness run ended with status ${run.status}:\n${run.output}`);
-      return 2;
+    const stack = await startShimStack();
+    try {
+      const server = writeShimServerConfig(join(scratch, 'server.json'), stack.urls);
+      const runConfig = join(scratch, 'synchro-conformance.config.json');
+      writeFileSync(runConfig, `${JSON.stringify({ server, client: 'reference', tags: ids.map((id) => `@${id}`).join(' or '), parallel: 1 }, null, 2)}\n`);
+      console.log(`certifying ${ids.length} requirements of "${SECTION}" against the reference server behind the Python shim (${stack.urls.control_url})`);
+      const run = await runHarness(['run', '--config', runConfig, '--out', out]);
+      if (run.status !== 0 && run.status !== 1) {
+        console.error(`the harness run ended with status ${run.status}:\n${run.output}`);
+        return 2;
+      }
+      const report = JSON.parse(readFileSync(join(out, 'conformance.json'), 'utf8')) as ConformanceReport;
+      const byId = new Map(report.requirements.map((r) => [r.id, r]));
+      let passed = 0;
+      for (const id of ids) {
+        const requirement = byId.get(id);
+        const status = requirement?.status ?? 'missing from the report';
+        if (status === 'passed') passed += 1;
+        console.log(`${id.padEnd(16)} ${status}${requirement?.reason ? ` (${requirement.reason})` : ''}`);
+      }
+      const kept = values.out !== undefined || values.keep ? `; report in ${out}` : '';
+      console.log(`${passed} of ${ids.length} passed in ${((performance.now() - began) / 1000).toFixed(1)} s${kept}`);
+      return passed === ids.length ? 0 : 1;
+    } finally {
+      await stack.stop();
     }
-    const report = JSON.parse(readFileSync(join(out, 'conformance.json'), 'utf8')) as ConformanceReport;
-    const statuses = new Map(report.requirements.map((r) => [r.id, r]));
-    let passed = 0;
-    for (const id of ids) {
-      const requirement = statuses.get(id);
-      const status = requirement?.status ?? 'missing from the report';
-      if (status === 'passed') passed += 1;
-      console.log(`${id.padEnd(16)} ${status}${requirement?.reason ? ` (${requirement.reason})` : ''}`);
-    }
-    console.log(`${passed} of ${ids.length} passed in ${((performance.now() - began) / 1000).toFixed(1)} s; report in ${out}`);
-    return passed === ids.length ? 0 : 1;
   } finally {
-    await stack.stop();
-    if (values.out === undefined && !values.keep) rmSync(scratch, { recursive: true, force: true });
+    if (!values.keep) rmSync(scratch, { recursive: true, force: true });
   }
 }
 

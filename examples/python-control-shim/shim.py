@@ -240,7 +240,8 @@ SELECT jsonb_build_object(
 # names are SQL column names written here, never taken from a request.
 COUNTER_FLOORS = {"client_generation": 1, "scope_set_version": 0}
 
-UNKNOWN_CLIENT = ControlError(404, "not_found", "the server has no record of that client")
+def unknown_client():
+    return ControlError(404, "not_found", "the server has no record of that client")
 
 
 def client_identity(body, optional=()):
@@ -264,7 +265,7 @@ def client_identity(body, optional=()):
 def expire_client(server, identity):
     generation = psql(server.database_url, EXPIRE_CLIENT_SQL, identity)
     if generation == "":
-        raise UNKNOWN_CLIENT
+        raise unknown_client()
     return {"expired": True, "client_generation": int(generation)}
 
 
@@ -298,7 +299,7 @@ def client_counters(server, identity, wanted):
         sql = "SELECT %s FROM synchro.clients %s;" % (answer, where)
     stored = psql(server.database_url, sql, identity)
     if stored == "":
-        raise UNKNOWN_CLIENT
+        raise unknown_client()
     return json.loads(stored)
 
 
