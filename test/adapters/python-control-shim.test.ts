@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { CONTROL_NAMES, ControlClient, controlSchemaProblems, discoverControls } from '../../harness/adapters/control-protocol.ts';
+import { CONTROL_NAMES, ControlClient, capabilitiesOffered, controlSchemaProblems, discoverControls } from '../../harness/adapters/control-protocol.ts';
 import { mintJwt } from '../../harness/adapters/token.ts';
 import { runHarness, SHIM_JWT_SECRET, type ShimStack, type ShimUrls, shimUnavailable, startShimStack, writeShimServerConfig } from '../../scripts/lib/behind-shim.ts';
 
@@ -45,6 +45,7 @@ test('the shim offers await, logs, clients and reset, each answer on its schema;
   assert.deepEqual(Object.keys(document.controls).sort(), ['capture.await', 'clients.counters', 'clients.expire', 'clients.retire', 'clients.run-expiry', 'logs.mark', 'logs.since', 'reset']);
   assert.ok(Object.keys(document.controls).every((name) => (CONTROL_NAMES as readonly string[]).includes(name)));
   const client = new ControlClient(started.control_url, document);
+  assert.deepEqual(capabilitiesOffered(client).sort(), ['clients', 'logs'], 'the clients controls earn the clients capability (await alone earns no capture)');
   // A committed source row is materialized once capture.await answers (the call checks the answer's schema).
   const db = new pg.Client({ connectionString: started.database_url });
   await db.connect();
