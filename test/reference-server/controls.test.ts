@@ -83,6 +83,8 @@ test('clock controls refuse bad bodies and change nothing', async () => {
       ['/__control/clock/set', { now: '2030-02-30T00:00:00Z' }],
       ['/__control/clock/set', { now: '2030-01-01T00:00:00+01:00' }],
       ['/__control/clients/expire', { user_id: 'u1' }],
+      ['/__control/clients/expire', { user_id: 'u1', client_id: 'a\u0000b' }],
+      ['/__control/clients/retire', { user_id: 'u\u0000', client_id: 'c1' }],
       ['/__control/clients/run-expiry', { now: 1 }],
     ] as const) {
       const res = await h.control(path, body);

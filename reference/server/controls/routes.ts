@@ -130,6 +130,8 @@ function clientIdentity(value: Record<string, unknown>, optional: readonly strin
   members(value, ['user_id', 'client_id'], optional);
   const { user_id: userId, client_id: clientId } = value;
   if (typeof userId !== 'string' || userId === '' || typeof clientId !== 'string' || clientId === '') throw invalid('user_id and client_id must be non-empty strings');
+  // PostgreSQL text cannot hold U+0000: refused here rather than failing in the database.
+  if (userId.includes('\u0000') || clientId.includes('\u0000')) throw invalid('user_id and client_id must not contain U+0000');
   return { userId, clientId };
 }
 
