@@ -73,7 +73,7 @@ test('the clock moves every server_time: schema, connect and push', async () => 
   });
 });
 
-test('clock controls refuse bad bodies and change nothing', async () => {
+test('clock and client controls refuse bad bodies and change nothing', async () => {
   await withServer({ testControls: true }, async (h) => {
     for (const [path, body] of [
       ['/__control/clock/advance', { milliseconds: -1 }],
