@@ -148,7 +148,7 @@ Feature: One To One Version Fence Correlation
         | defect                                | sql                                                                                                                                   | class                    | check            |
         | a write with the fence trigger disabled | ALTER TABLE public.tasks DISABLE TRIGGER synchro_capture_fence; UPDATE public.tasks SET title = 'unfenced' WHERE id = 't-1'; ALTER TABLE public.tasks ENABLE TRIGGER synchro_capture_fence; | fence_correlation_failed | poison |
         | a write with session_replication_role replica | SET session_replication_role = replica; UPDATE public.tasks SET title = 'bypassed' WHERE id = 't-1'; RESET session_replication_role; | fence_correlation_failed | poison |
-        | an extra forged fence message          | UPDATE public.tasks SET title = 'v1' WHERE id = 't-1'; SELECT pg_logical_emit_message(true, 'synchro_fence', '{"forged":true}');      | fence_correlation_failed | poison           |
+        | an extra forged fence message          | UPDATE public.tasks SET title = 'v1' WHERE id = 't-1'; SELECT pg_logical_emit_message(true, 'synchro_fence', '{"t":"forged","k":"t-1","v":"forged","s":"live"}'); | fence_correlation_failed | poison           |
 
     @negative @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario Outline: a fence message <tamper> is a blocking correlation failure
