@@ -19,9 +19,13 @@ export function networkModeOf(stepTexts: readonly string[]): 'observe' | 'databa
   return modes.length > 0 ? 'observe' : undefined;
 }
 
-/** The server's network control, or a failure saying the adapter gives none. */
-export function networkOf(server: ServerAdapter): NetworkControl {
-  if (server.network === undefined) throw new Error(`server adapter "${server.id}" offers no observation of its process's network`);
+/**
+ * The server's network control, or the reason the scenario is undetermined:
+ * watching a process's network belongs to whoever started the process (the
+ * reference adapter's `network` group), so a server named by a config has none.
+ */
+export function networkOf(server: ServerAdapter): NetworkControl | { missing: string } {
+  if (server.network === undefined) return { missing: `server adapter "${server.id}" offers no observation of its process's network (the network group of an adapter that starts the server process; docs/adapters.md)` };
   return server.network;
 }
 
