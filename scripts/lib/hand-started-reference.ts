@@ -75,6 +75,8 @@ export interface RunResult {
   output: string;
   /** Each requirement's status from the run's conformance.json; empty when the run wrote none. */
   statuses: Record<string, string>;
+  /** The reasons of each requirement's scenarios that did not pass. */
+  reasons: Record<string, string[]>;
 }
 
 /** Runs `harness/cli.ts run --out <out> ...args` and reads each requirement's status. */
@@ -89,11 +91,13 @@ export async function runConformance(out: string, args: string[], onLine?: (line
   if (onLine !== undefined && child.stdout !== null) createInterface({ input: child.stdout }).on('line', onLine);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   let statuses: Record<string, string> = {};
+  let reasons: Record<string, string[]> = {};
   try {
-    const report = JSON.parse(readFileSync(join(out, 'conformance.json'), 'utf8')) as { requirements: { id: string; status: string }[] };
+    const report = JSON.parse(readFileSync(join(out, 'conformance.json'), 'utf8')) as { requirements: { id: string; status: string; scenarios: { status: string; reason?: string | null }[] }[] };
     statuses = Object.fromEntries(report.requirements.map((r) => [r.id, r.status]));
+    reasons = Object.fromEntries(report.requirements.map((r) => [r.id, r.scenarios.filter((sc) => sc.status !== 'passed').map((sc) => sc.reason ?? '')]));
   } catch {
     statuses = {};
   }
-  return { code, output, statuses };
+  return { code, output, statuses, reasons };
 }
