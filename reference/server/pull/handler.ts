@@ -10,8 +10,10 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, utf8Order } from '../../../harness/codec/index.ts';
 import type { PullRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
+import { acknowledgeAhead } from '../core/acknowledgement-faults.ts';
 import type { Admit } from '../core/admission.ts';
 import { type Reconciled, reconcile, storedAssignment } from '../core/assignment.ts';
+import { acknowledge } from '../core/checkpoints.ts';
 import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
@@ -26,8 +28,6 @@ import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scop
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
 import { type Candidate, mergeStreams, positionOf } from './changes.ts';
-import { acknowledgeAhead } from './acknowledgement-faults.ts';
-import { acknowledge } from './checkpoints.ts';
 import { dropSentBefore, sourceHead } from './eligibility-faults.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */

@@ -11,23 +11,23 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, checksumObject } from '../../../harness/codec/index.ts';
 import type { RebuildRequest } from '../../../harness/wire/index.ts';
 import { validate } from '../../../harness/wire/index.ts';
+import { acknowledgeEveryScopeAt } from '../core/acknowledgement-faults.ts';
 import type { Admit } from '../core/admission.ts';
-import { acknowledgeSnapshotBoundary, liveScopePage, refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
+import { acknowledge } from '../core/checkpoints.ts';
 import { digestOf, scopeRows } from '../core/checksums.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
 import { signToken, verifyToken } from '../core/cursor-tokens.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
+import { acknowledgeSnapshotBoundary, liveScopePage, refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
-import { checkRebuildText } from '../core/input-limits.ts';
 import { type ClientState, gateCapture, gateClient } from '../core/gates.ts';
+import { checkRebuildText } from '../core/input-limits.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import type { Catalog, ManifestStore } from '../core/manifests.ts';
 import { type Position, positionJson, readPosition } from '../core/position.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { type ChangeSource, wireChange } from '../core/wire-change.ts';
-import { acknowledgeEveryScopeAt } from '../pull/acknowledgement-faults.ts';
-import { acknowledge } from '../pull/checkpoints.ts';
 
 const LIFETIME_MS = 24 * 60 * 60 * 1000;
 

@@ -6,9 +6,9 @@
  * that acknowledges more than it may.
  */
 import type { ClientBase, Pool } from 'pg';
-import { verifyToken } from '../core/cursor-tokens.ts';
-import { type Position, readPosition } from '../core/position.ts';
 import { acknowledge } from './checkpoints.ts';
+import { verifyToken } from './cursor-tokens.ts';
+import { type Position, readPosition } from './position.ts';
 
 export async function acknowledgeAhead(pool: Pool, userId: string, value: unknown): Promise<void> {
   const request = value as { client_id?: unknown; scopes?: Record<string, { cursor?: unknown }> };

@@ -6,7 +6,7 @@
  * answers the pull (a refused request rolls it back with everything else).
  */
 import type { ClientBase } from 'pg';
-import { type Position, triple } from '../core/position.ts';
+import { type Position, triple } from './position.ts';
 
 export interface Acknowledgement {
   userId: string;
