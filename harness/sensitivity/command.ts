@@ -26,8 +26,9 @@ export const USAGE = `sensitivity [--tags <expression>] [--profile server|client
     [--parallel N] [--baseline <messages.ndjson>] [--records invariants.yaml] [--out reports]
   Runs each fault recipe of each selected invariant against the scenarios of the Rule it
   targets and requires a Then step of that Rule to fail (a failing Given, When or hook
-  counts as "broke setup", not as detected). --parallel defaults to 1: a fault run stops
-  at its first detection, so its scenarios run one after another.
+  counts as "broke setup", not as detected). --parallel N runs N fault runs at once, each
+  in a worker thread of its own (default: as for "run", up to 2); a fault run stops at its
+  first detection, so its own scenarios run one after another.
   --tags selects invariants by their feature tags (e.g. "@SYNC-PROTO-001 or @SYNC-INTEG-002").
   --baseline takes the fault-free results from the message stream of a run of the same code
   (reports/messages.ndjson after "run") instead of running every feature once more.`;
@@ -54,8 +55,8 @@ export async function main(args: string[]): Promise<number> {
   const root = dirname(recordsPath);
   const selector = selectRecords(values.profile, values.tags);
   const records = loadRecords(recordsPath).records.filter(({ record }) => selector(featureTags(record)));
-  // A fault run is a handful of scenarios that stops at its first detection: one worker, in this process.
-  const parallel = parallelism(values.parallel, 1);
+  // Fault runs overlap, one per worker thread; each runs its own scenarios one after another.
+  const parallel = parallelism(values.parallel, undefined);
   const baselineMessages = values.baseline === undefined ? undefined : resolve(values.baseline);
   if (baselineMessages !== undefined && !existsSync(baselineMessages)) throw new UsageError(`--baseline ${values.baseline}: no such file; run "synchro-conformance run" first or leave --baseline out`);
 

@@ -19,8 +19,13 @@ import type { LocatedRecord, RequirementRecord } from '../catalog/types.ts';
 import { InputError } from '../errors.ts';
 import { classifyRun, type Status } from '../report/classify.ts';
 import type { Detection, SensitivityResult } from '../report/conformance-json.ts';
-import { type MessageIndex, readMessages } from '../report/messages.ts';
+import { readMessages } from '../report/messages.ts';
 import { type JsonObject, runFeatures } from '../run/cucumber.ts';
+import { leaseSession, needsSession } from '../run/session.ts';
+import { runJobs } from './pool.ts';
+import type { RecipeContext, RecipeJob, RecipeResult } from './recipe.ts';
+
+export type { RecipeOutcome, RecipeResult } from './recipe.ts';
 
 export interface SensitivityOptions {
   root: string;
@@ -31,6 +36,7 @@ export interface SensitivityOptions {
   /** Base world parameters (adapters, root); the fault is added per run. */
   worldParameters: JsonObject;
   imports: string[];
+  /** Fault runs at once, each in a worker thread of its own (1: one after another in this thread); also the baseline run's Cucumber workers. */
   parallel: number;
   workDir: string;
   /**
@@ -41,16 +47,6 @@ export interface SensitivityOptions {
   baselineMessages?: string;
   /** Called after each recipe, for progress output. */
   onResult?: (line: string) => void;
-}
-
-/** What one fault run showed about its Rule. */
-export type RecipeOutcome = 'detected' | 'missed' | 'broke-setup' | 'not-run';
-
-export interface RecipeResult {
-  fault: string;
-  outcome: RecipeOutcome;
-  /** The Then step that failed, or why the recipe is not detected. */
-  detail: string;
 }
 
 export interface RuleSensitivity {
@@ -103,50 +99,6 @@ function statusesIn(messagesFile: string, records: RequirementRecord[]): Map<str
   return new Map(classification.requirements.map((requirement) => [requirement.id, requirement.status]));
 }
 
-/**
- * Judges a fault run of one Rule from its message stream: detected when a
- * Then step (a pickle step of type Outcome) failed; broke-setup when only
- * Given or When steps or hooks failed; missed when nothing failed.
- */
-export function judgeFaultRun(index: MessageIndex): { outcome: Exclude<RecipeOutcome, 'not-run'>; detail: string } {
-  const setupBreaks: string[] = [];
-  for (const pickle of index.pickles) {
-    const testCase = index.testCaseByPickle.get(pickle.id);
-    const attempts = testCase === undefined ? [] : (index.attempts.get(testCase.id) ?? []);
-    const last = attempts[attempts.length - 1];
-    if (testCase === undefined || last === undefined) continue;
-    const results = index.stepResults.get(last.id);
-    for (const testStep of testCase.testSteps) {
-      const result = results?.get(testStep.id);
-      if (result === undefined || String(result.status) !== 'FAILED') continue;
-      const error = (result.exception?.message ?? result.message ?? '').split('\n')[0] ?? '';
-      const pickleStep = testStep.pickleStepId === undefined ? undefined : pickle.steps.find((step) => step.id === testStep.pickleStepId);
-      if (pickleStep !== undefined && String(pickleStep.type) === 'Outcome') {
-        return { outcome: 'detected', detail: `scenario "${pickle.name}": Then step "${pickleStep.text}" failed: ${error}` };
-      }
-      const what = pickleStep === undefined ? 'a hook' : `step "${pickleStep.text}"`;
-      setupBreaks.push(`scenario "${pickle.name}": ${what} failed: ${error}`);
-    }
-  }
-  if (setupBreaks.length > 0) return { outcome: 'broke-setup', detail: `no Then step of the rule failed; the fault broke the set-up instead (${setupBreaks[0]})` };
-  return { outcome: 'missed', detail: 'every scenario of the rule still passed under the fault' };
-}
-
-async function runRecipe(options: SensitivityOptions, record: RequirementRecord, rule: FeatureRule, fault: string): Promise<RecipeResult> {
-  if (rule.scenarioLines.length === 0) return { fault, outcome: 'missed', detail: 'the rule has no scenario to run' };
-  const messagesFile = join(options.workDir, `${record.id}-${rule.line}-${fault.replace(/\W/g, '-')}.ndjson`);
-  await runFeatures({
-    cwd: options.root,
-    paths: [`${record.feature}:${rule.scenarioLines.join(':')}`],
-    imports: options.imports,
-    parallel: options.parallel,
-    worldParameters: { ...options.worldParameters, fault, stopAtDetection: true },
-    messagesFile,
-    progress: 'none',
-  });
-  return { fault, ...judgeFaultRun(readMessages(messagesFile)) };
-}
-
 export async function runSensitivity(options: SensitivityOptions): Promise<SensitivityOutcome> {
   const rulesByFeature = new Map<string, FeatureRule[]>();
   const rulesOf = (record: RequirementRecord): FeatureRule[] => {
@@ -166,6 +118,10 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
   const unproven: string[] = [];
   const withoutRecipe: string[] = [];
 
+  // Every fault run to do, in report order; they may finish in any order.
+  type Planned = { record: RequirementRecord; base: Status; rules: { rule: FeatureRule; recipes: { name: string; job?: number }[] }[] };
+  const planned: Planned[] = [];
+  const jobs: RecipeJob[] = [];
   for (const record of records) {
     const base = baseline.get(record.id) ?? 'undetermined';
     const recipes = record.faults ?? [];
@@ -173,17 +129,32 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
       withoutRecipe.push(record.id);
       continue;
     }
-    const rules: RuleSensitivity[] = [];
-    for (const rule of rulesOf(record)) {
-      const results: RecipeResult[] = [];
-      for (const recipe of recipes.filter((r) => r.rule === rule.title)) {
+    const rules = rulesOf(record).map((rule) => ({
+      rule,
+      recipes: recipes
+        .filter((recipe) => recipe.rule === rule.title)
         // Without a passing baseline a failure under the fault proves nothing, so the fault is not run.
-        const result = base === 'passed' ? await runRecipe(options, record, rule, recipe.name) : { fault: recipe.name, outcome: 'not-run' as const, detail: `baseline ${base}: fault not run` };
-        results.push(result);
-        options.onResult?.(`${record.id} rule "${rule.title}" ${recipe.name}: ${result.outcome === 'detected' ? 'detected' : result.outcome === 'not-run' ? result.detail : `NOT detected (${result.detail})`}`);
-      }
-      if (results.length === 0 && base === 'passed') options.onResult?.(`${record.id} rule "${rule.title}": NO fault recipe`);
-      rules.push({ requirement: record.id, section: record.section, rule: rule.title, line: rule.line, recipes: results, detected: results.length > 0 && results.every((r) => r.outcome === 'detected') });
+        .map((recipe) => ({ name: recipe.name, ...(base === 'passed' ? { job: jobs.push({ requirement: record.id, feature: record.feature, ruleLine: rule.line, scenarioLines: rule.scenarioLines, fault: recipe.name }) - 1 } : {}) })),
+    }));
+    planned.push({ record, base, rules });
+  }
+  const describe = (id: string, rule: string, fault: string, result: RecipeResult) =>
+    `${id} rule "${rule}" ${fault}: ${result.outcome === 'detected' ? 'detected' : result.outcome === 'not-run' ? result.detail : `NOT detected (${result.detail})`}`;
+  const results = await withSession(options, (context) =>
+    runJobs(context, jobs, options.parallel, (index, result) => {
+      const job = jobs[index] as RecipeJob;
+      const rule = rulesOf(records.find((record) => record.id === job.requirement) as RequirementRecord).find((r) => r.line === job.ruleLine);
+      options.onResult?.(describe(job.requirement, rule?.title ?? `line ${job.ruleLine}`, job.fault, result));
+    }),
+  );
+
+  for (const { record, base, rules: plannedRules } of planned) {
+    const rules: RuleSensitivity[] = [];
+    for (const { rule, recipes } of plannedRules) {
+      const outcomes: RecipeResult[] = recipes.map((recipe) => (recipe.job === undefined ? { fault: recipe.name, outcome: 'not-run' as const, detail: `baseline ${base}: fault not run` } : (results[recipe.job] as RecipeResult)));
+      for (const outcome of outcomes) if (outcome.outcome === 'not-run') options.onResult?.(describe(record.id, rule.title, outcome.fault, outcome));
+      if (outcomes.length === 0 && base === 'passed') options.onResult?.(`${record.id} rule "${rule.title}": NO fault recipe`);
+      rules.push({ requirement: record.id, section: record.section, rule: rule.title, line: rule.line, recipes: outcomes, detected: outcomes.length > 0 && outcomes.every((r) => r.outcome === 'detected') });
     }
     const proven = base === 'passed' && rules.every((rule) => rule.detected);
     if (base === 'passed' && rules.some((rule) => rule.recipes.length === 0)) unproven.push(record.id);
@@ -191,6 +162,23 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
   }
   const notRun = requirements.filter((r) => r.baseline !== 'passed').map((r) => r.id);
   return { requirements, unproven, withoutRecipe, notRun, result: summarize(requirements) };
+}
+
+/**
+ * Resolves adapters named by id once for every fault run (the fault runs in
+ * worker threads receive the prepared setups, as Cucumber's own workers do),
+ * and keeps the session's database cluster up until the last one finished.
+ */
+async function withSession<T>(options: SensitivityOptions, body: (context: RecipeContext) => Promise<T>): Promise<T> {
+  const base = { root: options.root, imports: options.imports, workDir: options.workDir };
+  if (!needsSession(options.worldParameters)) return body({ ...base, worldParameters: options.worldParameters });
+  const { server, client, root, ...extra } = options.worldParameters;
+  const { session, release } = await leaseSession({ server: String(server ?? 'reference'), client: String(client ?? 'reference'), root: typeof root === 'string' ? root : options.root, extra });
+  try {
+    return await body({ ...base, worldParameters: session.worldParameters });
+  } finally {
+    release();
+  }
 }
 
 async function baselineRun(options: SensitivityOptions, records: RequirementRecord[]): Promise<Map<string, Status>> {

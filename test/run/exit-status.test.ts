@@ -35,16 +35,16 @@ test('exitWhenDrained keeps the status through that handler, after the last reso
   }
 });
 
-/** Runs SYNC-PROTO-001's feature against the built-in reference pair, with or without a fault that breaks it. */
+/** Runs SYNC-PROTO-007's feature (4 scenarios) against the built-in reference pair, with or without a fault that breaks it. */
 function runReference(name: string, fault?: string) {
   const out = join(scratch, name);
-  const result = node([cli, 'run', '--server', 'reference', '--client', 'reference', '--tags', '@SYNC-PROTO-001', '--parallel', '1', '--out', out, ...(fault ? ['--fault', fault] : [])]);
+  const result = node([cli, 'run', '--server', 'reference', '--client', 'reference', '--tags', '@SYNC-PROTO-007', '--parallel', '1', '--out', out, ...(fault ? ['--fault', fault] : [])]);
   const report = JSON.parse(readFileSync(join(out, 'conformance.json'), 'utf8')) as { requirements: { id: string; status: string }[] };
-  return { ...result, status: result.status, verdict: report.requirements.find((r) => r.id === 'SYNC-PROTO-001')?.status };
+  return { ...result, status: result.status, verdict: report.requirements.find((r) => r.id === 'SYNC-PROTO-007')?.status };
 }
 
 test('run against the reference exits 1 when a requirement failed', () => {
-  const result = runReference('faulted', 'server:offset-datetime');
+  const result = runReference('faulted', 'client:skip-empty-pull');
   assert.equal(result.verdict, 'failed', result.out.slice(-2000));
   assert.equal(result.status, 1, result.err);
 });

@@ -130,3 +130,21 @@ test('a baseline taken from an earlier run of the same code is not run again', a
   // Only the two fault runs wrote message streams: the baseline was read, not run again.
   assert.equal(readdirSync(faultRuns).length, 2);
 });
+
+test('fault runs spread over worker threads give the results of one after another, in report order', async () => {
+  const records = () => [
+    record('SYNC-ALPHA-001', 'sum', 'Alpha', [
+      ['server:wrong-sum', EXACT],
+      ['server:broken-adder', WORKING],
+    ]),
+    record('SYNC-ALPHA-002', 'greeting', 'Alpha', [['server:rude-greeting', 'a greeting is polite']]),
+  ];
+  const serial = await runSensitivity(options(records()));
+  const lines: string[] = [];
+  const spread = await runSensitivity({ ...options(records()), parallel: 3, onResult: (line) => lines.push(line) });
+  const shape = (outcome: typeof serial) => outcome.requirements.map((r) => [r.id, r.rules.map((rule) => rule.recipes.map((f) => [f.fault, f.outcome, f.detail]))]);
+  assert.deepEqual(shape(spread), shape(serial));
+  assert.deepEqual(spread.result, serial.result);
+  // Each fault run reported once, as it finished.
+  assert.equal(lines.length, 3);
+});
