@@ -1,4 +1,4 @@
-@SYNC-BOUND-002 @client @internal
+@SYNC-BOUND-002 @client @internal @form:react-native-binding
 Feature: Thin React Native Invariant
   React Native is a binding, not a third sync engine. Queueing, cursors,
   conflict handling, applying server data and rebuilding must run in the

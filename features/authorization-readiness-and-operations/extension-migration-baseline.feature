@@ -1,4 +1,4 @@
-@SYNC-OPS-007 @server @internal
+@SYNC-OPS-007 @server @internal @form:postgresql-extension
 Feature: Extension Migration Baseline
   Operators upgrade in place with ALTER EXTENSION ... UPDATE, so every path
   they can take must end in the same database a fresh install produces. Version

@@ -1,4 +1,4 @@
-@SYNC-OPS-006 @server @internal
+@SYNC-OPS-006 @server @internal @form:pgrx-extension
 Feature: Pgrx Installation Authority
   The extension's DDL, grants, revokes, comments and membership come from one
   authored source: pgrx annotations and extension_sql! declarations in the Rust

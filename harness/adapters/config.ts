@@ -11,6 +11,7 @@ import { InputError } from '../errors.ts';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ClientCapability, ServerCapability } from './capabilities.ts';
 import { CLIENT_CAPABILITIES, SERVER_CAPABILITIES } from './capabilities.ts';
+import type { ClientForm, ServerForm } from './forms.ts';
 import type { SeedArtifactInterceptPoint } from './server.ts';
 import type { AuthConfig } from './token.ts';
 
@@ -28,6 +29,8 @@ export interface HttpServerConfig {
   /** A seed artifact builder command backing `seed.exportArtifact` (docs/adapters.md, "A seed artifact builder command"). */
   seedArtifact?: { command: string[]; intercepts?: SeedArtifactInterceptPoint[] };
   capabilities?: ServerCapability[];
+  /** What the server is built as (harness/adapters/forms.ts). */
+  forms?: ServerForm[];
 }
 
 /** A TypeScript adapter module named in a config (docs/adapters.md, Writing a TypeScript adapter). */
@@ -40,6 +43,7 @@ export interface ModuleServerConfig {
   module: string;
   options?: Record<string, unknown>;
   capabilities: ServerCapability[];
+  forms?: ServerForm[];
 }
 
 export interface ProcessClientConfig {
@@ -51,6 +55,8 @@ export interface ProcessClientConfig {
   cwd?: string;
   env?: Record<string, string>;
   capabilities?: ClientCapability[];
+  /** What the client is built as (harness/adapters/forms.ts). */
+  forms?: ClientForm[];
 }
 
 export type AdapterConfig = HttpServerConfig | ModuleServerConfig | ProcessClientConfig;

@@ -130,6 +130,7 @@ export async function prepareHttpServer(config: HttpServerConfig, file: string):
     description: config.description ?? `${config.id} at ${baseUrl}`,
     available: true,
     capabilities: [...declared],
+    forms: [...(config.forms ?? [])],
     config: { ...config, baseUrl },
     configDir,
     ...(controls === undefined ? {} : { controls }),

@@ -79,6 +79,7 @@ export async function prepareModuleServer(config: ModuleServerConfig, file: stri
     description: config.description ?? `${config.id} (adapter module ${config.module})`,
     available: true,
     capabilities: [...config.capabilities],
+    forms: [...(config.forms ?? [])],
     modulePath,
     configFile: resolve(file),
     options: context.options,

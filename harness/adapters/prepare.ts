@@ -82,6 +82,7 @@ export async function prepareClient(spec: AdapterSpec, root: string): Promise<Cl
     description: config.description ?? `${config.id} (${config.command.join(' ')})`,
     available: true,
     capabilities: config.capabilities ?? [],
+    forms: [...(config.forms ?? [])],
     spec: processSpec,
   };
   return setup;

@@ -8,6 +8,7 @@ import type { ClientCapability, ServerCapability } from './capabilities.ts';
 import type { ClientProcessSpec } from './client-process.ts';
 import type { HttpServerConfig } from './config.ts';
 import type { CapabilitiesDocument } from './control-protocol.ts';
+import type { ImplementationForm } from './forms.ts';
 
 interface Common<C> {
   /** Adapter id as reported, e.g. `reference` or the id of a config. */
@@ -17,6 +18,8 @@ interface Common<C> {
   /** Why the adapter cannot be used, when it is not available. */
   reason?: string;
   capabilities: C[];
+  /** Implementation forms the adapter declares (./forms.ts); none when absent. */
+  forms?: ImplementationForm[];
 }
 
 export interface ReferenceServerSetup extends Common<ServerCapability> {

@@ -7,6 +7,7 @@
  * (never quietly passed), and a missing adapter capability is
  * `not-applicable` with the capability named.
  */
+import { FORM_EVIDENCE_PREFIX, onlyForms } from '../adapters/forms.ts';
 import type { Pickle, TestStep, TestStepResult } from '@cucumber/messages';
 import type { Applicability, Profile, RequirementRecord } from '../catalog/types.ts';
 import {
@@ -313,6 +314,7 @@ function describeStep(step: Pick<StepOutcome, 'kind' | 'keyword' | 'text'>): str
 }
 
 function describeCapability(capability: string, reason: string): string {
+  if (capability.startsWith(FORM_EVIDENCE_PREFIX)) return `not for this implementation's form (${capability}): ${reason || 'the adapter does not declare it'}`;
   return reason === '' ? `adapter lacks capability ${capability}` : `adapter lacks capability ${capability}: ${reason}`;
 }
 
@@ -389,9 +391,14 @@ export type ScenarioVerdictInput = Pick<ScenarioOutcome, 'name' | 'uri' | 'line'
 /**
  * A requirement's verdict from its scenarios' verdicts: failed beats
  * undetermined beats not-applicable beats passed, and no scenario at all is
- * undetermined. Shared by the classifier and the gate's recomputation.
+ * undetermined. Scenarios about an implementation form the adapters do not
+ * declare are outside the implementation and left out, unless nothing else
+ * is left (then the requirement is not-applicable for that form). Shared by
+ * the classifier and the gate's recomputation.
  */
-export function requirementVerdict(scenarios: readonly ScenarioVerdictInput[]): { status: Status; reason: string | null } {
+export function requirementVerdict(all: readonly ScenarioVerdictInput[]): { status: Status; reason: string | null } {
+  const inside = all.filter((s) => !(s.status === 'not-applicable' && onlyForms(s.capabilities)));
+  const scenarios = inside.length > 0 ? inside : all;
   const total = scenarios.length;
   if (total === 0) return { status: 'undetermined', reason: 'no scenario ran' };
   const failed = scenarios.filter((s) => s.status === 'failed');

@@ -3,6 +3,10 @@
  * exits 0 only when every selected requirement passed. Undetermined and
  * not-applicable requirements block the gate just as failed ones do: a
  * release is gated on what was shown to hold, not on what was not disproved.
+ * The one exception is a requirement about an implementation form the
+ * implementation does not declare (a pgrx extension, a PostgreSQL extension,
+ * a React Native binding: harness/adapters/forms.ts): it is outside the
+ * implementation, so in every profile it is listed and not counted.
  *
  * The gate trusts no verdict in the file: it recomputes each scenario's and
  * requirement's status from the steps and evidence the report keeps, with the
@@ -17,6 +21,7 @@ import { EXIT_FINDINGS, EXIT_OK, InputError, UsageError } from '../errors.ts';
 import type { NotSelected, RunProblem } from './classify.ts';
 import type { ConformanceReport, ReportRequirement, SensitivityResult } from './conformance-json.ts';
 import { PROFILES, validateReport } from './conformance-json.ts';
+import { onlyForms } from '../adapters/forms.ts';
 import { describeContradiction, recomputeReport, runProblems, type Verdict } from './recompute.ts';
 
 export const USAGE = `gate --profile server|client|full [--report reports/conformance.json]
@@ -24,6 +29,10 @@ export const USAGE = `gate --profile server|client|full [--report reports/confor
      [--require-sensitivity [--sensitivity reports/sensitivity.json]]
   Exits 0 only when every requirement of the profile (narrowed by --ids and
   --section) passed; otherwise lists each blocking requirement and exits 1.
+  In every profile, a requirement that is not-applicable only because it is
+  about an implementation form the adapter config does not declare ("forms":
+  pgrx-extension, postgresql-extension, react-native-binding) is listed and
+  not counted; any other not-applicable requirement blocks.
   Statuses are recomputed from the scenarios in the report; a report whose
   stated statuses disagree with them is refused (exit 1). Run-level problems
   (an incomplete run, a failed run hook, scenarios no requirement counts)
@@ -114,6 +123,17 @@ export function selectRequirements(report: ConformanceReport, file: string, sele
   return { selected, notRun };
 }
 
+/**
+ * Whether a requirement is outside the implementation: not-applicable, and
+ * every scenario not-applicable only for implementation forms the adapters
+ * do not declare. (A requirement with only some such scenarios is judged on
+ * the others: see requirementVerdict.)
+ */
+export function outsideForm(requirement: ReportRequirement, verdict: Verdict | undefined): boolean {
+  if (verdict?.status !== 'not-applicable' || requirement.scenarios.length === 0) return false;
+  return requirement.scenarios.every((scenario) => scenario.status === 'not-applicable' && onlyForms(scenario.capabilities));
+}
+
 export function describeBlocker(r: ReportRequirement, verdict: Verdict = r): string {
   return `  ${r.id}  ${r.title}\n      ${verdict.status}: ${verdict.reason ?? 'no reason given'}`;
 }
@@ -164,16 +184,27 @@ export async function main(args: string[]): Promise<number> {
     return EXIT_FINDINGS;
   }
 
-  const unproven = values['require-sensitivity'] ? sensitivityBlockers(readSensitivity(values.sensitivity), selected) : [];
+  // Requirements about a form the implementation is not built as are listed, never counted.
+  const outside = selected.filter((r) => outsideForm(r, verdicts.get(r.id)));
+  const counted = selected.filter((r) => !outside.includes(r));
+  if (outside.length > 0) {
+    console.log(`not counted: ${outside.length} requirement${outside.length === 1 ? ' is' : 's are'} about an implementation form the adapters do not declare`);
+    for (const r of outside) console.log(`  ${r.id}  ${r.title}\n      ${verdicts.get(r.id)?.reason ?? 'not applicable to this implementation'}`);
+  }
+  const unproven = values['require-sensitivity'] ? sensitivityBlockers(readSensitivity(values.sensitivity), counted) : [];
   const problems = runProblems(report);
   const allowProblems = values['allow-run-problems'];
   if (allowProblems) for (const problem of problems) console.error(`warning: ${describeProblem(problem)}`);
   const blockingProblems = allowProblems ? [] : problems;
-  const blockers = selected.filter((r) => verdicts.get(r.id)?.status !== 'passed');
-  const total = selected.length + notRun.length;
+  const blockers = counted.filter((r) => verdicts.get(r.id)?.status !== 'passed');
+  const total = counted.length + notRun.length;
   if (unproven.length > 0) {
     console.log(`gate blocked: ${unproven.length} selected requirement${unproven.length === 1 ? ' is' : 's are'} not proven by the sensitivity run (${values.sensitivity})`);
     for (const line of unproven) console.log(line);
+  }
+  if (total === 0) {
+    console.log(`gate blocked: every selected requirement of ${scope} is about an implementation form the adapters do not declare, so nothing was shown`);
+    return EXIT_FINDINGS;
   }
   if (blockers.length === 0 && notRun.length === 0 && blockingProblems.length === 0 && unproven.length === 0) {
     const what = total === 1 ? 'the 1 requirement' : `all ${total} requirements`;

@@ -10,6 +10,7 @@
  */
 import { After, AfterAll, AfterStep, Before, BeforeAll, BeforeStep, Status } from '@cucumber/cucumber';
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
+import { FORM_EVIDENCE_PREFIX, FORM_MEANING, formRole, requiredForms } from '../../harness/adapters/forms.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
 import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
 import { assertionsEvidence, notApplicableEvidence, resourcesEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
@@ -36,6 +37,22 @@ After(async function (this: SyncWorld) {
   if (relay.notes.length > 0) throw new Error(`the alias relay could not keep the client's view consistent:\n- ${relay.notes.join('\n- ')}`);
 });
 
+/**
+ * The first implementation form the scenario is for that its implementation
+ * does not declare, with the not-applicable evidence saying so. Checked
+ * before anything else: such a scenario is outside the implementation
+ * whether or not its steps exist.
+ */
+function undeclaredForm(world: SyncWorld, tags: readonly string[]): { capability: string; reason: string } | undefined {
+  for (const form of requiredForms(tags).known) {
+    const role = formRole(form);
+    const setup = role === 'client' ? world.clientSetup : world.serverSetup;
+    if ((setup.forms ?? []).includes(form)) continue;
+    return { capability: `${FORM_EVIDENCE_PREFIX}${form}`, reason: `the requirement is about an implementation ${FORM_MEANING[form]}, and ${role} adapter "${setup.id}" does not declare the form "${form}" (\`forms\` in its adapter config)` };
+  }
+  return undefined;
+}
+
 /** Why the scenario cannot run at all, or undefined. */
 function undeterminedReason(world: SyncWorld, tags: readonly string[], stepKey: string): string | undefined {
   const missing = world.parameters.incomplete?.[stepKey];
@@ -47,6 +64,8 @@ function undeterminedReason(world: SyncWorld, tags: readonly string[], stepKey: 
   if (unavailable) return `${role(unavailable)} adapter "${unavailable.id}" is unavailable: ${unavailable.reason ?? 'no reason given'}`;
   const { unknown } = requiredCapabilities(tags);
   if (unknown.length > 0) return `the scenario asks for unknown capabilities: ${unknown.join(', ')}`;
+  const unknownForms = requiredForms(tags).unknown;
+  if (unknownForms.length > 0) return `the scenario asks for unknown implementation forms: ${unknownForms.join(', ')}`;
   const { fault } = world.parameters;
   if (fault !== undefined) {
     if (!world.fault) return `fault "${fault}" is not in the fault registry`;
@@ -74,6 +93,12 @@ Before(function (this: SyncWorld, { pickle }) {
     return 'skipped';
   }
   const tags = pickle.tags.map((tag) => tag.name);
+  const outside = undeclaredForm(this, tags);
+  if (outside) {
+    const evidence = notApplicableEvidence(outside.capability, outside.reason);
+    this.attach(evidence.body, evidence.mediaType);
+    return 'skipped';
+  }
   const reason = undeterminedReason(this, tags, scenarioKey(pickle.uri, this.stepTexts));
   if (reason) {
     const evidence = undeterminedEvidence(reason);

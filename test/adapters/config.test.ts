@@ -58,6 +58,14 @@ test('a client capability in a server config is unknown there', () => {
   assert.throws(() => loadAdapterConfig('server', file(server({ capabilities: ['crash'] }))), inputError(/unknown server capability "crash"/));
 });
 
+test('implementation forms are declared per role, and an unknown or misplaced one is refused with its line', () => {
+  assert.deepEqual((loadAdapterConfig('server', file(server({ forms: ['pgrx-extension', 'postgresql-extension'] }))) as { forms?: string[] }).forms, ['pgrx-extension', 'postgresql-extension']);
+  const path = file(server({ forms: ['pgrx-extension', 'react-native-binding'] }));
+  assert.throws(() => loadAdapterConfig('server', path), inputError(/\/forms\/1 must be one of \["postgresql-extension","pgrx-extension"\]/, 11));
+  const client = JSON.stringify({ role: 'client', kind: 'process', id: 'rn', command: ['node', 'client.js'], forms: ['react-native-binding'] });
+  assert.deepEqual((loadAdapterConfig('client', file(client)) as { forms?: string[] }).forms, ['react-native-binding']);
+});
+
 test('a missing member and a wrong role are explained', () => {
   assert.throws(() => loadAdapterConfig('server', file('{"role":"server","kind":"http","id":"x","baseUrl":"http://h:1"}')), inputError(/auth/));
   assert.throws(() => loadAdapterConfig('client', file(server())), inputError(/role "server" but was given as the client adapter/));

@@ -221,4 +221,28 @@ describe('gate', () => {
       return true;
     });
   });
+
+  test('a requirement about an implementation form the adapters do not declare is listed and not counted; a missing capability still blocks', async () => {
+    const reason = 'not for this implementation\'s form (form:pgrx-extension): the adapter does not declare it';
+    const outsideForm = editedReport((report) => {
+      const fix = requirement(report, 'SYNC-FIX-007') as EditableReport['requirements'][number] & { scenarios: { capabilities: string[] }[] };
+      fix.reason = reason;
+      for (const scenario of fix.scenarios) {
+        // Its passed scenario becomes one for the form too: a requirement with any scenario inside the implementation is judged on those.
+        if (scenario.status === 'passed') Object.assign(scenario, { status: 'not-applicable', steps: scenario.steps.map((step, i) => (i === 0 ? step : { ...step, status: 'skipped' })) });
+        scenario.capabilities = ['form:pgrx-extension'];
+        scenario.reason = reason;
+      }
+    });
+    const { status, out } = await gate(['--profile', 'server', '--allow-run-problems'], outsideForm);
+    assert.equal(status, 1, 'the other blockers still block');
+    assert.match(out, /^not counted: 1 requirement is about an implementation form the adapters do not declare\n {2}SYNC-FIX-007 {2}Needs A Capability\n {6}not for this implementation's form \(form:pgrx-extension\)/m);
+    assert.match(out, /^gate blocked: 5 of 7 requirements of profile server did not pass$/m);
+    assert.doesNotMatch(out, /SYNC-FIX-007 {2}Needs A Capability\n {6}not-applicable/);
+    const alone = await gate(['--profile', 'server', '--ids', 'SYNC-FIX-007', '--allow-run-problems'], outsideForm);
+    assert.equal(alone.status, 1, 'a gate that counted nothing stays closed');
+    assert.match(alone.out, /every selected requirement of profile server, ids SYNC-FIX-007 is about an implementation form/);
+    const capability = await gate(['--profile', 'server', '--ids', 'SYNC-FIX-007', '--allow-run-problems']);
+    assert.match(capability.out, /gate blocked: 1 of 1 requirements[^\n]*\n {2}SYNC-FIX-007 {2}Needs A Capability\n {6}not-applicable: adapter lacks capability sourceSql/);
+  });
 });

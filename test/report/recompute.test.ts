@@ -138,3 +138,16 @@ describe('recomputing verdicts', () => {
     assert.deepEqual(runProblems(listed).map((p) => p.message), ['stream ends early']);
   });
 });
+
+test('scenarios about an undeclared implementation form are left out of their requirement, unless nothing else is left', () => {
+  const scenario = (name: string, status: Status, capabilities: string[] = []) => ({ name, uri: 'features/x.feature', line: 1, status, reason: status === 'passed' ? null : `${name} reason`, capabilities });
+  const passed = scenario('runs', 'passed');
+  const binding = scenario('binding only', 'not-applicable', ['form:react-native-binding']);
+  const control = scenario('needs a control', 'not-applicable', ['crash']);
+  assert.deepEqual(requirementVerdict([passed, binding]), { status: 'passed', reason: null });
+  assert.equal(requirementVerdict([binding]).status, 'not-applicable');
+  assert.match(requirementVerdict([binding]).reason ?? '', /binding only reason/);
+  // A missing capability is still a gap in what was shown, never left out.
+  assert.equal(requirementVerdict([passed, control]).status, 'not-applicable');
+  assert.equal(requirementVerdict([passed, binding, control]).status, 'not-applicable');
+});
