@@ -6,6 +6,8 @@
  * inspection shows them.
  */
 import { Given, Then, When } from '@cucumber/cucumber';
+import { advanceClock } from '../support/mutations/ledger-retention.ts';
+import { DAY_MS } from '../support/retention/expiry.ts';
 import { commitRowsOneEach, idRange, listedIds, pullPresenting, recordCursorsAfterEachChange, retainedEffectCount, upsertsOf } from '../support/retention/history.ts';
 import { lastPull } from '../support/wire-values/operations.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -92,6 +94,16 @@ Then('member {string} has an entry for {string}', function (this: SyncWorld, nam
   const reply = lastPull(this);
   const value = reply.json?.[name];
   this.assert.ok(typeof value === 'object' && value !== null && Object.hasOwn(value, scope), `member "${name}" has no entry for ${scope}: ${reply.text.slice(0, 500)}`);
+});
+
+When(/^the server clock advances by (\d+) days$/, async function (this: SyncWorld, days: string) {
+  await advanceClock(this, Number(days) * DAY_MS);
+});
+
+When('the operator compacts every scope', async function (this: SyncWorld) {
+  const server = await this.readyServer();
+  if (!server.compaction) throw new Error(`server adapter "${server.id}" offers no compaction control`);
+  await server.compaction.compact();
 });
 
 Then('server inspection shows no effect left for scope {string}', async function (this: SyncWorld, scope: string) {
