@@ -5,6 +5,7 @@
  * test answering a generation refusal with a successor batch. Compaction is
  * shared (steps/common/retained-history.steps.ts).
  */
+import { randomUUID } from 'node:crypto';
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { StartAttempt } from '../../harness/adapters/server.ts';
 import { bodyOf, deliveredOf, exchangesOf, upstreamOf } from '../support/exchanges.ts';
@@ -95,12 +96,12 @@ Then('member {string} has null for {string}', function (this: SyncWorld, member:
   this.assert.ok(Object.hasOwn(entries, scope) && entries[scope] === null, `member "${member}" gives ${scope} ${JSON.stringify(entries[scope])}, not null: ${reply.text.slice(0, 500)}`);
 });
 
-Given('the harness client {string} has pushed batch {string} inserting task {string} and recorded the response bytes as {string}', async function (this: SyncWorld, name: string, label: string, task: string, _bytes: string) {
+Given('the harness client {string} has pushed batch {string} inserting task {string} and recorded the response bytes as {string}', async function (this: SyncWorld, name: string, label: string, task: string, responseLabel: string) {
   const batch = taskBatch(this, name, label, task);
   const reply = requireOk(await sendBatch(this, name, batch), `batch ${label} of client "${name}"`);
   const applied = ((reply.json?.accepted ?? []) as Obj[]).filter((o) => o.status === 'applied').length;
   if (applied !== batch.mutations.length) throw new Error(`batch ${label} of client "${name}" was not applied: ${reply.text.slice(0, 500)}`);
-  expiryState(this).responses.set(_bytes, batch.first as Reply);
+  expiryState(this).responses.set(responseLabel, batch.first as Reply);
 });
 
 async function reconnect(world: SyncWorld, name: string): Promise<number> {
@@ -141,7 +142,7 @@ When(/^the harness client "([^"]+)" sends a valid (push of a new batch|pull|rebu
   const generation = generationNoted(this, label);
   const scope = /^rebuild of "([^"]+)"$/.exec(kind)?.[1];
   if (kind === 'pull') await client.pull({ client_generation: generation });
-  else if (scope !== undefined) await client.rebuildPage(scope, crypto.randomUUID(), null, 100, { client_generation: generation });
+  else if (scope !== undefined) await client.rebuildPage(scope, randomUUID(), null, 100, { client_generation: generation });
   else await sendBatch(this, name, taskBatch(this, name, `new batch ${this.replies.length}`, 'task-after-expiry'), generation);
 });
 
