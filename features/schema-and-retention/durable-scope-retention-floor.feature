@@ -25,7 +25,7 @@ Feature: Durable Scope Retention Floor
     And table "notes" places each row in scope "team:{team_id}"
     And the harness client "H" of user "alice" has completed a sync
     And the server table "tasks" gains rows "t1" to "t5" owned by "alice", one committed transaction each
-    And the harness client "H" has pulled scope "user:alice" with limit 1, recording the cursor after each change as "c1" to "c5"
+    And the harness client "H" has pulled scope "user:alice" from its synced cursor with limits 1 to 5, recording the cursor after each change as "c1" to "c5"
 
   Rule: A cursor below the floor must rebuild
 
@@ -48,8 +48,8 @@ Feature: Durable Scope Retention Floor
     Scenario: A stale cursor in one scope does not hold back the other scopes
       Given user "alice" is assigned scope "team:t_1"
       And the harness client "H" has completed a sync
-      And the server table "notes" gains row "n1" in team "t_1"
       And the harness client "H" has pulled presenting cursor "c3" for scope "user:alice"
+      And the server table "notes" gains row "n1" in team "t_1"
       And the operator compacts scope "user:alice"
       When the harness client "H" pulls presenting cursor "c1" for scope "user:alice" and its current cursor for "team:t_1"
       Then member "rebuild" is ["user:alice"]

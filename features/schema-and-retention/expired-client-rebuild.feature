@@ -146,14 +146,15 @@ Feature: Expired Client Rebuild
 
     @negative @cap:clock @cap:clients @cap:crash
     Scenario: The old batch is still not resent after a restart
-      Given client "A" of user "alice" has connected and rebuilt every assigned scope
+      Given the server table "tasks" gains row "t5" owned by "alice"
+      And client "A" of user "alice" has connected and rebuilt every assigned scope
       And client "A" executes SQL:
         """
         UPDATE tasks SET title = 'Pay rent today' WHERE id = 't5'
         """
       And the server clock advances by 31 days
       And the operator runs client expiry
-      And client "A" is armed to crash at "after_seal_commit"
+      And client "A" is armed to crash at "after_push_response_received"
       When client "A" syncs
       And the harness restarts client "A"
       And client "A" syncs

@@ -31,7 +31,7 @@ import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type NetworkObserver, observeNetwork } from './network-observer.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeedArtifact } from './reference-seed.ts';
-import type { LogsControl, NetworkControl, ScenarioSetup, ServerAdapter } from './server.ts';
+import type { LogsControl, NetworkControl, ScenarioSetup, ServerAdapter, StartAttempt } from './server.ts';
 import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { mintJwt } from './token.ts';
@@ -194,6 +194,30 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
   }
 }
 
+/** Starts `main.ts` with extra settings and reports whether it came up before ending; a server that comes up is stopped at once. */
+async function attemptStart(setup: ReferenceServerSetup, url: string, faults: readonly string[], settings: Readonly<Record<string, string>>, deadlineMs: number): Promise<StartAttempt> {
+  // The `--name=value` form hands the value over exactly as written, even one that starts with a dash or is empty.
+  const extra = Object.entries(settings).map(([name, value]) => `--${name}=${value}`);
+  const args = [process.execPath, setup.entry, '--host', '127.0.0.1', '--port', '0', '--database-url', url, '--jwt-secret', setup.jwtSecret, ...extra];
+  const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
+  if (faults.length === 0) delete env.SYNCHRO_FAULTS;
+  const child = new OwnedProcess(args, { cwd: projectRoot(setup), env });
+  let stdout = '';
+  const outcome = new Promise<StartAttempt>((resolve) => {
+    const lines = createInterface({ input: child.process.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      stdout += `${line}\n`;
+      if (line.includes('"listening"')) resolve({ started: true, output: stdout + child.stderr });
+    });
+    void child.exited.then((exit) => resolve({ started: false, exit: describeExit(exit), output: stdout + child.stderr }));
+  });
+  try {
+    return await withDeadline(outcome, deadlineMs, () => `a server started with ${extra.join(' ')} neither listened nor ended within ${deadlineMs} ms`);
+  } finally {
+    await child.stop(5_000).catch(() => child.kill());
+  }
+}
+
 /** One scenario's reference server on a fresh clone of the template. */
 export async function openReferenceServer(setup: ReferenceServerSetup, scenario: ScenarioSetup): Promise<ServerAdapter> {
   const cluster = setup.cluster;
@@ -246,6 +270,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     ...(ownProcess?.process ? { process: ownProcess.process } : {}),
     ...(ownProcess?.network ? { network: ownProcess.network } : {}),
     ...(ownProcess?.logs ? { logs: ownProcess.logs } : {}),
+    attemptStart: (settings, deadlineMs) => attemptStart(setup, url, scenario.faults, settings, deadlineMs),
     async close() {
       if (closed) return;
       closed = true;

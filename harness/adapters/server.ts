@@ -351,6 +351,13 @@ export interface NetworkActivity {
   remote: string;
 }
 
+/** What one start attempt came to: the server came up (and was stopped), or it ended with `exit` first; `output` is what it wrote. */
+export interface StartAttempt {
+  started: boolean;
+  exit?: string;
+  output: string;
+}
+
 /** One scenario's server: isolated state, released by `close`. */
 export interface ServerAdapter {
   readonly id: string;
@@ -372,6 +379,13 @@ export interface ServerAdapter {
   seed?: SeedControl;
   /** Present when the server runs in a process of its own for this scenario. */
   process?: ServerProcessControl;
+  /**
+   * Optional: starts another server of the same build on the scenario's
+   * database with the given settings (by their command-line names, e.g.
+   * `stale-client-interval`), to see whether it refuses them. A server that
+   * comes up is stopped again at once.
+   */
+  attemptStart?(settings: Readonly<Record<string, string>>, deadlineMs: number): Promise<StartAttempt>;
   /** Present when the scenario asked to observe the server's network (`ScenarioSetup.network`). */
   network?: NetworkControl;
   /** Stops what the scenario started and drops its state; safe to call twice. */

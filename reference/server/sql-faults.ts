@@ -23,6 +23,10 @@ const BACKFILL_ACTIVATE = 'synchro.synchro_activate_membership_backfill(bigint)'
 const PUSH_GUARD = 'synchro.synchro_push_guard()';
 /** Registration's checks of the key and replica identity, shared by synced and capture-only relations. */
 const REGISTRATION = 'synchro.registration_register(text, text, text, text, text, text, text, text, text[], text[], integer)';
+/** Scope-local compaction: the effect deletion and the floor advance of one scope. */
+const COMPACT = 'synchro.synchro_compact_scope(text)';
+/** Its floor advance, statement for statement as 048 writes it (a fault wraps it to swallow its failure). */
+const FLOOR_ADVANCE = "  INSERT INTO synchro.scope_state (scope_id, floor_commit_lsn, floor_event_ordinal, floor_effect_ordinal)\n  VALUES (p_scope, v_floor.l, CASE WHEN v_floor.e = 9223372036854775807 THEN NULL ELSE v_floor.e END,\n          CASE WHEN v_floor.e = 9223372036854775807 THEN NULL ELSE v_floor.f END)\n  ON CONFLICT (scope_id) DO UPDATE SET floor_commit_lsn = excluded.floor_commit_lsn,\n    floor_event_ordinal = excluded.floor_event_ordinal, floor_effect_ordinal = excluded.floor_effect_ordinal\n  WHERE (coalesce(synchro.scope_state.floor_commit_lsn, '0/0'), coalesce(synchro.scope_state.floor_event_ordinal, 9223372036854775807),\n         coalesce(synchro.scope_state.floor_effect_ordinal, 2147483647))\n      < (excluded.floor_commit_lsn, coalesce(excluded.floor_event_ordinal, 9223372036854775807), coalesce(excluded.floor_effect_ordinal, 2147483647));\n";
 /** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
 const FENCE = 'synchro.synchro_capture_fence()';
 
@@ -49,5 +53,10 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('cap010-generated-key-with-push')) amendments.push({ fn: REGISTRATION, from: "IF p_push_policy = 'enabled' AND (v_pk_att.atthasdef", to: 'IF false AND (v_pk_att.atthasdef' }); // fault: server:cap010-generated-key-with-push
   if (fault('cap010-key-type-by-base-type')) amendments.push({ fn: REGISTRATION, from: 'v_pk_type := synchro.portable_type_of(v_pk_att.atttypid);', to: "v_pk_type := synchro.portable_type_of(coalesce((SELECT nullif(typbasetype, 0) FROM pg_type WHERE oid = v_pk_att.atttypid AND typtype = 'd'), v_pk_att.atttypid));" }); // fault: server:cap010-key-type-by-base-type
   if (fault('cap010-fence-skips-key-check')) amendments.push({ fn: FENCE, from: "IF TG_OP = 'UPDATE' AND v_new -> v_key IS DISTINCT FROM to_jsonb(OLD) -> v_key THEN", to: 'IF false THEN' }); // fault: server:cap010-fence-skips-key-check
+  if (fault('schema004-floor-dropped-when-log-empty')) amendments.push({ fn: COMPACT, from: 'GET DIAGNOSTICS v_deleted = ROW_COUNT;', to: 'GET DIAGNOSTICS v_deleted = ROW_COUNT; IF NOT EXISTS (SELECT 1 FROM synchro.scope_effects WHERE scope_id = p_scope) THEN RETURN v_deleted; END IF;' }); // fault: server:schema004-floor-dropped-when-log-empty
+  if (fault('schema004-compaction-bumps-retention-generation')) amendments.push({ fn: COMPACT, from: 'DO UPDATE SET floor_commit_lsn = excluded.floor_commit_lsn,', to: 'DO UPDATE SET retention_generation = synchro.scope_state.retention_generation + 1, floor_commit_lsn = excluded.floor_commit_lsn,' }); // fault: server:schema004-compaction-bumps-retention-generation
+  if (fault('schema006-expired-clients-hold-floor')) amendments.push({ fn: COMPACT, from: 'c.user_id = k.user_id AND c.client_id = k.client_id AND NOT c.expired', to: 'c.user_id = k.user_id AND c.client_id = k.client_id' }); // fault: server:schema006-expired-clients-hold-floor
+  if (fault('schema006-rebuild-pin-ignored')) amendments.push({ fn: COMPACT, from: 'WHERE s.scope_id = p_scope AND s.stream_generation = v_gen AND s.expires_at > now()', to: 'WHERE false AND s.scope_id = p_scope AND s.stream_generation = v_gen' }); // fault: server:schema006-rebuild-pin-ignored
+  if (fault('schema006-floor-failure-swallowed')) amendments.push({ fn: COMPACT, from: FLOOR_ADVANCE, to: `  BEGIN\n${FLOOR_ADVANCE}  EXCEPTION WHEN OTHERS THEN RAISE WARNING 'the floor of % did not advance: %', p_scope, SQLERRM;\n  END;\n` }); // fault: server:schema006-floor-failure-swallowed
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

@@ -47,7 +47,7 @@ async function doConnect(ctx: Ctx, life: Lifecycle): Promise<void> {
   const sealed = nextSealedBatch(ctx);
   if (sealed !== undefined) {
     const request = JSON.parse(sealed.request_bytes.toString('utf8')) as { client_generation: number; schema: { hash: string } };
-    if (request.client_generation !== response.client_generation || request.schema.hash !== ctx.schema?.hash) resealBatch(ctx, sealed);
+    if ((request.client_generation !== response.client_generation || request.schema.hash !== ctx.schema?.hash) && !fault('schema005-refused-batch-resent')) resealBatch(ctx, sealed); // fault: client:schema005-refused-batch-resent
   }
   if (schemaApplied) life.go('schema_applying');
   life.go('ready');

@@ -76,6 +76,8 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     );
     let row = existing.rows[0];
     const continuing = row !== undefined;
+    // Every cursor the client holds is bound to the generation that expired, so a renewal nulls them all.
+    const renewed = row?.expired === true;
     if (row !== undefined && fresh) { if (!fault('sentinel-restarts-known-client')) throw invalidReference(request.schema, 'the fresh sentinel is only for a new client'); request.client_generation = Number(row.client_generation); } // fault: server:sentinel-restarts-known-client
     if (row !== undefined && request.client_generation === undefined) throw invalidReference(request.schema, 'a continuing client sends its generation');
     let generation: number;
@@ -97,6 +99,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
             installed_schema_version = $6, installed_schema_hash = $7 WHERE user_id = $1 AND client_id = $2`,
         [...scope, generation, request.platform, request.app_version, request.schema.version, request.schema.hash],
       );
+      if (fault('schema005-connect-counts-as-activity')) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [...scope, serverClock.now().toISOString()]); // fault: server:schema005-connect-counts-as-activity
     }
     // Allocation stops at the top of the portable range instead of handing out an integer a peer would round.
     if (generation > Number.MAX_SAFE_INTEGER) throw integrityFailure('client_generation cannot advance past the portable integer range');
@@ -125,6 +128,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
         ? Object.fromEntries(kept.map((s) => [s, null]))
         : await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected, presented: request.known_scopes });
     }
+    if (renewed && !fault('schema005-renewal-keeps-cursors')) for (const s of kept) cursorUpdates[s] = null; // fault: server:schema005-renewal-keeps-cursors
     // Receipts of an installed seed become cursors at its boundary: on the add entry of a newly assigned scope, else as a cursor update.
     const seeded =
       request.seed_receipts === undefined

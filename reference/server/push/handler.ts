@@ -129,6 +129,7 @@ async function execute(
   }
 
   if (clientRow.expired || Number(clientRow.client_generation) !== request.client_generation) {
+    if (fault('schema005-generation-refusal-ledgered')) { await db.query(`INSERT INTO synchro.push_batches (user_id, client_id, batch_id, protocol_version, client_generation, schema_version, schema_hash, fp_algorithm, fp_version, fp_domain, fp, state) VALUES ($1, $2, $3, 3, $4, $5, $6, 'sha256', 1, 'synchro:v3:push-batch-fingerprint:v1', $7, 'claimed') ON CONFLICT DO NOTHING`, [...scope, request.batch_id, request.client_generation, request.schema.version, request.schema.hash, Buffer.from(batchFp)]); await db.query('COMMIT; BEGIN; SET LOCAL ROLE synchro_owner'); } // fault: server:schema005-generation-refusal-ledgered
     throw new SyncError('client_generation_expired', 'client generation has expired', {
       current_client_generation: Number(clientRow.client_generation),
     });
