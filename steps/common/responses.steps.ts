@@ -5,6 +5,7 @@
  */
 import { type DataTable, Given, Then } from '@cucumber/cucumber';
 import { RawNumber } from '../../harness/codec/index.ts';
+import { validate } from '../../harness/wire/index.ts';
 import { quoted } from '../support/client-lifecycle/observe.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
 import { exchangesOf } from '../support/exchanges.ts';
@@ -320,4 +321,15 @@ Then('member {string} has no entry for {string}', function (this: SyncWorld, poi
   const value = pointer.split('.').reduce<unknown>((v, k) => (v as Json | undefined)?.[k], reply.json);
   const entries = Array.isArray(value) ? value.map((e) => (typeof e === 'string' ? e : String((e as Json)?.id))) : Object.keys((value ?? {}) as Json);
   this.assert.ok(!entries.includes(scope), `${pointer} has an entry for ${scope}: ${JSON.stringify(value)}`);
+});
+
+Then('the connect response has schema action {string}', function (this: SyncWorld, action: string) {
+  const reply = this.lastReply();
+  this.assert.equal({ endpoint: reply.endpoint, status: reply.status, action: reply.json?.schema?.action }, { endpoint: 'connect', status: 200, action }, `the connect answer ${reply.text.slice(0, 400)}`);
+});
+
+Then('member {string} matches schema {string}', function (this: SyncWorld, path: string, kind: string) {
+  const reply = this.lastReply();
+  const result = validate(kind as never, path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), reply.json));
+  this.assert.ok(result.ok, `member ${path} against schema ${kind}: ${JSON.stringify(result.ok ? [] : result.errors).slice(0, 600)}`);
 });

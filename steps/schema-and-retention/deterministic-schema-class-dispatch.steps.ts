@@ -10,7 +10,6 @@
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { isResponse } from '../../harness/proxy/records.ts';
-import { validate } from '../../harness/wire/index.ts';
 import { processPhrase } from '../support/client-mode.ts';
 import { bodyOf, clientIdOf, deliveredOf, exchangesOf, objectBodyOf } from '../support/exchanges.ts';
 import { generatedSeed } from '../support/generated-seed.ts';
@@ -83,11 +82,6 @@ END;`);
   await server.provision.reconfigureMembership(`public."${table}"`, fn);
 });
 
-Then('the connect response has schema action {string}', function (this: SyncWorld, action: string) {
-  const reply = this.lastReply();
-  this.assert.equal({ endpoint: reply.endpoint, status: reply.status, action: reply.json?.schema?.action }, { endpoint: 'connect', status: 200, action }, `the connect answer ${reply.text.slice(0, 400)}`);
-});
-
 Then(/^"schema\.version" is (\d+) and "schema\.hash" is the hash of lineage version (\d+)$/, function (this: SyncWorld, version: string, lineage: string) {
   const reply = this.lastReply();
   const expected = lineageReference(this, Number(lineage));
@@ -148,12 +142,6 @@ Then('member {string} is an integer of at least {int}', function (this: SyncWorl
   const reply = this.lastReply();
   const value = dotted(reply.json, path);
   this.assert.ok(Number.isSafeInteger(value) && (value as number) >= low, `member ${path} of the ${reply.endpoint} answer is ${JSON.stringify(value)}`);
-});
-
-Then('member {string} matches schema {string}', function (this: SyncWorld, path: string, kind: string) {
-  const reply = this.lastReply();
-  const result = validate(kind as never, dotted(reply.json, path));
-  this.assert.ok(result.ok, `member ${path} against schema ${kind}: ${JSON.stringify(result.ok ? [] : result.errors).slice(0, 600)}`);
 });
 
 When(
