@@ -259,6 +259,7 @@ export class SynchroClient {
     this.#lifecycleCall('resetSchemaAndStart');
     setMeta(this.ctx.db, 'schema_reset', '1');
     setMeta(this.ctx.db, 'needs_connect', '1');
+    if (fault('schema-reset-unseals-batches')) this.ctx.db.exec(`UPDATE _synchro_pending_changes SET lifecycle_state = 'pending', sealed_batch_id = NULL, sealed_ordinal = NULL WHERE lifecycle_state = 'sealed'; DELETE FROM _synchro_push_batches WHERE state = 'sealed'`); // fault: client:schema-reset-unseals-batches
     if (this.life.state === 'error' || this.life.state === 'stopped') this.life.go('local_ready');
     return this.syncNow();
   }

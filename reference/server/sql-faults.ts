@@ -58,5 +58,6 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('schema006-expired-clients-hold-floor')) amendments.push({ fn: COMPACT, from: 'c.user_id = k.user_id AND c.client_id = k.client_id AND NOT c.expired', to: 'c.user_id = k.user_id AND c.client_id = k.client_id' }); // fault: server:schema006-expired-clients-hold-floor
   if (fault('schema006-rebuild-pin-ignored')) amendments.push({ fn: COMPACT, from: 'WHERE s.scope_id = p_scope AND s.stream_generation = v_gen AND s.expires_at > now()', to: 'WHERE false AND s.scope_id = p_scope AND s.stream_generation = v_gen' }); // fault: server:schema006-rebuild-pin-ignored
   if (fault('schema006-floor-failure-swallowed')) amendments.push({ fn: COMPACT, from: FLOOR_ADVANCE, to: `  BEGIN\n${FLOOR_ADVANCE}  EXCEPTION WHEN OTHERS THEN RAISE WARNING 'the floor of % did not advance: %', p_scope, SQLERRM;\n  END;\n` }); // fault: server:schema006-floor-failure-swallowed
+  if (fault('manifest-update-trigger-missing')) amendments.push({ statement: 'DROP TRIGGER manifests_immutable ON synchro.manifests' }); // fault: server:manifest-update-trigger-missing
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

@@ -4,6 +4,8 @@
  * and outcomes it lists) and the server-side state it should have left.
  */
 import { type DataTable, Given, Then } from '@cucumber/cucumber';
+import { RawNumber } from '../../harness/codec/index.ts';
+import { validate } from '../../harness/wire/index.ts';
 import { quoted } from '../support/client-lifecycle/observe.ts';
 import { errorOf } from '../support/client-lifecycle/server-errors.ts';
 import { exchangesOf } from '../support/exchanges.ts';
@@ -288,6 +290,12 @@ Then(/^member "([^"]+)" is (true|false)$/, function (this: SyncWorld, name: stri
   this.assert.equal(reply.json?.[name], flag === 'true', `member "${name}" of the ${reply.endpoint} response`);
 });
 
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object' || value instanceof RawNumber) return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]));
+}
+
 // A member compared as JSON text: the canonical form of what the server wrote against the canonical form of the expected value.
 Then(/^member "([^"]+)" is (\[.*\]|\{.*\})$/, function (this: SyncWorld, name: string, json: string) {
   const reply = this.lastReply();
@@ -295,8 +303,9 @@ Then(/^member "([^"]+)" is (\[.*\]|\{.*\})$/, function (this: SyncWorld, name: s
   const expected = parseStrict(Buffer.from(json, 'utf8'));
   if (expected === undefined) throw new Error(`${json} is not JSON`);
   const body = parseStrict(Buffer.from(reply.text, 'utf8')) as unknown as Record<string, unknown> | undefined;
-  const actual = body?.[name];
-  this.assert.equal(actual === undefined ? undefined : wireText(actual), wireText(expected), `member "${name}" of the ${reply.endpoint} response`);
+  // A dotted name reads a nested member (`scopes.add`); object members compare in canonical (sorted) key order on both sides.
+  const actual = name.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' && !(v instanceof RawNumber) ? (v as Record<string, unknown>)[k] : undefined), body);
+  this.assert.equal(actual === undefined ? undefined : wireText(sortedKeys(actual)), wireText(sortedKeys(expected)), `member "${name}" of the ${reply.endpoint} response`);
 });
 
 Then('the response has member {string}', function (this: SyncWorld, pointer: string) {
@@ -312,4 +321,15 @@ Then('member {string} has no entry for {string}', function (this: SyncWorld, poi
   const value = pointer.split('.').reduce<unknown>((v, k) => (v as Json | undefined)?.[k], reply.json);
   const entries = Array.isArray(value) ? value.map((e) => (typeof e === 'string' ? e : String((e as Json)?.id))) : Object.keys((value ?? {}) as Json);
   this.assert.ok(!entries.includes(scope), `${pointer} has an entry for ${scope}: ${JSON.stringify(value)}`);
+});
+
+Then('the connect response has schema action {string}', function (this: SyncWorld, action: string) {
+  const reply = this.lastReply();
+  this.assert.equal({ endpoint: reply.endpoint, status: reply.status, action: reply.json?.schema?.action }, { endpoint: 'connect', status: 200, action }, `the connect answer ${reply.text.slice(0, 400)}`);
+});
+
+Then('member {string} matches schema {string}', function (this: SyncWorld, path: string, kind: string) {
+  const reply = this.lastReply();
+  const result = validate(kind as never, path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), reply.json));
+  this.assert.ok(result.ok, `member ${path} against schema ${kind}: ${JSON.stringify(result.ok ? [] : result.errors).slice(0, 600)}`);
 });

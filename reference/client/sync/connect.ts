@@ -17,6 +17,7 @@ import { getMeta, serverApply, setMeta } from '../local/metadata.ts';
 import { readSeedReceipts, seedReceiptsMember, settleSeed } from '../local/seed.ts';
 import { clearBackoff } from './backoff.ts';
 import { readResponse } from './response.ts';
+import { checkSchemaAction } from './schema-action.ts';
 
 export function connectRequest(ctx: Ctx): Buffer {
   const generation = getMeta(ctx.db, 'client_generation');
@@ -45,6 +46,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   if (fault('seed-receipt-as-cursor')) for (const r of readSeedReceipts(ctx.db)) addScope(ctx, r.scopeId, r.receipt); // fault: client:seed-receipt-as-cursor
   const res = await ctx.transport('/sync/connect', connectRequest(ctx));
   if (fault('fold-type-case') && res.status === 200) res.body = Buffer.from(JSON.stringify(((b) => { const m = b.schema_definition; if (m?.tables === undefined || schemaManifestHashUnchecked(m).hash !== m.schema_hash) return b; for (const f of m.tables.flatMap((t: { fields: unknown[] }) => t.fields)) f.type = String(f.type).toLowerCase(); b.schema.hash = m.schema_hash = schemaManifestHashUnchecked(m).hash; return b; })(JSON.parse(Buffer.from(res.body).toString('utf8'))))); // fault: client:fold-type-case
+  checkSchemaAction(res);
   const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());
   const schema = response.schema;
   if (schema.action === 'unsupported') {

@@ -32,7 +32,7 @@ export function dispatchSchema(input: {
 }): SchemaAction {
   const assigned = [...new Set(input.assigned)].sort(byBytes);
   if (input.fresh) return { action: 'replace' };
-  if (input.reset) return assigned.length > 0 ? { action: 'rebuild_local', affectedScopes: assigned } : { action: 'replace' };
+  if (input.reset && !fault('schema-reset-ignored')) return assigned.length > 0 ? { action: 'rebuild_local', affectedScopes: assigned } : { action: 'replace' }; // fault: server:schema-reset-ignored
   const { reference, current } = input;
   if (reference.version === current.version && reference.hash === current.hash) return { action: 'none' };
   const affected = new Set<string>();
@@ -41,6 +41,7 @@ export function dispatchSchema(input: {
   while (step !== undefined && !(step.version === reference.version && step.hash === reference.hash)) {
     if (step.transitionClass === 'class_4') incompatible = true;
     if (step.transitionClass === 'class_3') for (const s of step.affectedScopes) if (assigned.includes(s)) affected.add(s);
+    if (step.transitionClass === 'class_3' && fault('class3-rebuilds-every-assigned-scope')) for (const s of assigned) affected.add(s); // fault: server:class3-rebuilds-every-assigned-scope
     step = step.parent === null ? undefined : input.history.get(step.parent.version);
     if (step !== undefined && step.hash !== input.history.get(step.version)?.hash) step = undefined;
   }

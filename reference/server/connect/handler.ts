@@ -137,6 +137,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     for (const [scope, cursor] of Object.entries(seeded)) if (!delta.added.includes(scope)) cursorUpdates[scope] = cursor;
     const schema: Record<string, unknown> = { version: current.version, hash: current.hash, action: action.action };
     if (action.action === 'unsupported') schema.reason = action.reason;
+    if (fault('unknown-lineage-answers-fetch') && action.action === 'unsupported' && action.reason === 'unknown_schema_lineage') schema.action = 'fetch'; // fault: server:unknown-lineage-answers-fetch
     const response: Record<string, unknown> = {
       server_time: serverTime(),
       protocol_version: 3,

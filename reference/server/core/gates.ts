@@ -34,6 +34,7 @@ export async function gateClient(
     throw new SyncError('client_generation_expired', 'client generation has expired', { current_client_generation: Number(row.client_generation) });
   }
   const current = catalog.current;
+  if (fault('schema-gate-accepts-class2-parent') && current.transitionClass === 'class_2' && current.parent?.hash === request.schema.hash) return { clientGeneration: Number(row.client_generation), scopeSetVersion: Number(row.scope_set_version), acceptedWriteEpoch: Number(row.accepted_write_epoch) }; // fault: server:schema-gate-accepts-class2-parent
   if (request.schema.version !== current.version || request.schema.hash !== current.hash) {
     throw new SyncError('schema_mismatch', 'schema is not current', {
       current_schema: { version: current.version, hash: current.hash },

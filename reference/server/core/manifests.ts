@@ -5,7 +5,8 @@
  * A change that alters nothing a client sees publishes nothing (Class 1).
  */
 import type { Pool, PoolClient } from 'pg';
-import { canonicalJson, schemaManifestHash, utf8Order } from '../../../harness/codec/index.ts';
+import { canonicalJson, schemaManifestHash, schemaManifestHashUnchecked, utf8Order } from '../../../harness/codec/index.ts';
+import { fault } from './faults.ts';
 import { fieldChanges, reshapeStoredRows, type TableLite as ShapeLite } from './reshape.ts';
 import { loadTables, manifestTable, type TableDef } from './tables.ts';
 
@@ -135,7 +136,8 @@ async function publish(db: PoolClient): Promise<Catalog> {
       compatibility_floor: cls === 'class_2' ? floorOfParent : version,
       tables: tableBodies,
     };
-    const { hash } = schemaManifestHash(body);
+    let { hash } = schemaManifestHash(body);
+    if (fault('manifest-hash-omits-floor')) ({ hash } = schemaManifestHashUnchecked((({ compatibility_floor: _floor, ...rest }) => rest)(body))); // fault: server:manifest-hash-omits-floor
     body.schema_hash = hash;
     const text = canonicalJson(body);
     await db.query(
