@@ -40,6 +40,12 @@ When('client {string} of user {string} connects as a fresh client', async functi
   await this.newWire(name, user).connect();
 });
 
+// The answer is left to the Then steps: a connect refused (426, 400) is what some scenarios check.
+When(/^the harness client "([^"]+)" connects presenting its installed schema( with "schema_reset" true)?$/, async function (this: SyncWorld, name: string, reset: string | null) {
+  // Cucumber passes an unmatched optional group as null.
+  await this.wire(name).connect(reset ? { schema_reset: true } : undefined);
+});
+
 When('client {string} connects', async function (this: SyncWorld, name: string) {
   await this.wire(name).connect();
 });

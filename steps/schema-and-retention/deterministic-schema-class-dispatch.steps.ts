@@ -52,11 +52,6 @@ Given(
   },
 );
 
-When(/^the harness client "([^"]+)" connects presenting its installed schema( with "schema_reset" true)?$/, async function (this: SyncWorld, name: string, reset: string | null) {
-  // Cucumber passes an unmatched optional group as null.
-  await this.wire(name).connect(reset ? { schema_reset: true } : undefined);
-});
-
 When(/^the harness client "([^"]+)" connects presenting schema (\{.*\})$/, async function (this: SyncWorld, name: string, json: string) {
   await this.wire(name).connect({ schema: JSON.parse(json) });
 });

@@ -37,10 +37,6 @@ function requireOk(reply: Reply, what: string): Reply {
   return reply;
 }
 
-When('the harness client {string} connects presenting its installed schema', async function (this: SyncWorld, name: string) {
-  requireOk(await this.wire(name).connect(), `the connect of client "${name}"`);
-});
-
 When('the harness client {string} pushes batch {string} inserting task {string}', async function (this: SyncWorld, name: string, label: string, task: string) {
   requireOk(await sendBatch(this, name, taskBatch(this, name, label, task)), `batch ${label} of client "${name}"`);
 });
