@@ -49,5 +49,8 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('cap010-generated-key-with-push')) amendments.push({ fn: REGISTRATION, from: "IF p_push_policy = 'enabled' AND (v_pk_att.atthasdef", to: 'IF false AND (v_pk_att.atthasdef' }); // fault: server:cap010-generated-key-with-push
   if (fault('cap010-key-type-by-base-type')) amendments.push({ fn: REGISTRATION, from: 'v_pk_type := synchro.portable_type_of(v_pk_att.atttypid);', to: "v_pk_type := synchro.portable_type_of(coalesce((SELECT nullif(typbasetype, 0) FROM pg_type WHERE oid = v_pk_att.atttypid AND typtype = 'd'), v_pk_att.atttypid));" }); // fault: server:cap010-key-type-by-base-type
   if (fault('cap010-fence-skips-key-check')) amendments.push({ fn: FENCE, from: "IF TG_OP = 'UPDATE' AND v_new -> v_key IS DISTINCT FROM to_jsonb(OLD) -> v_key THEN", to: 'IF false THEN' }); // fault: server:cap010-fence-skips-key-check
+  if (fault('ops001-type-usage-left-to-public')) amendments.push({ statement: 'GRANT USAGE ON TYPE synchro.synchro_row_ref TO PUBLIC' }); // fault: server:ops001-type-usage-left-to-public
+  if (fault('ops001-health-detail-for-adapter')) amendments.push({ statement: 'GRANT EXECUTE ON FUNCTION synchro.synchro_health_detail() TO synchro_adapter' }); // fault: server:ops001-health-detail-for-adapter
+  if (fault('ops001-adapter-reads-client-table')) amendments.push({ statement: 'GRANT SELECT ON synchro.clients TO synchro_adapter' }); // fault: server:ops001-adapter-reads-client-table
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }
