@@ -123,6 +123,7 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
     checkContentType(req);
     checkContentEncoding(req);
     const value = parseBody(await readBody(req, undefined, limits?.bodyTimeoutMs, broken));
+    if (fault('ops005-debug-logs-requests')) log(`${req.url} user=${userId} body=${JSON.stringify(value)}`); // fault: server:ops005-debug-logs-requests
     if (fault('sync-service-mirror')) await mirrorToSyncService(req.url ?? '/', value); // fault: server:sync-service-mirror
     if (fault('sync-service-decision')) await decisionFromSyncService(req.url ?? '/'); // fault: server:sync-service-decision
     // The handler calls admit() once its earlier gates have passed (precedence step 8); the slot is freed when the request ends.
