@@ -52,5 +52,6 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('ops001-type-usage-left-to-public')) amendments.push({ statement: 'GRANT USAGE ON TYPE synchro.synchro_row_ref TO PUBLIC' }); // fault: server:ops001-type-usage-left-to-public
   if (fault('ops001-health-detail-for-adapter')) amendments.push({ statement: 'GRANT EXECUTE ON FUNCTION synchro.synchro_health_detail() TO synchro_adapter' }); // fault: server:ops001-health-detail-for-adapter
   if (fault('ops001-adapter-reads-client-table')) amendments.push({ statement: 'GRANT SELECT ON synchro.clients TO synchro_adapter' }); // fault: server:ops001-adapter-reads-client-table
+  if (fault('ops002-operator-executes-every-function')) amendments.push({ statement: 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA synchro TO synchro_operator' }); // fault: server:ops002-operator-executes-every-function
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }
