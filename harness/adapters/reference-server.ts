@@ -134,7 +134,7 @@ const ROLE_LOGINS: Partial<Record<DatabaseRole, string>> = {
   public: 'synchro_conformance_public_login',
 };
 
-async function createRoleLogins(adminUrl: string): Promise<Partial<Record<DatabaseRole, RoleLogin>>> {
+export async function createRoleLogins(adminUrl: string): Promise<Partial<Record<DatabaseRole, RoleLogin>>> {
   const password = randomBytes(18).toString('hex');
   const logins: Partial<Record<DatabaseRole, RoleLogin>> = {};
   await admin(adminUrl, async (client) => {
@@ -150,7 +150,7 @@ async function createRoleLogins(adminUrl: string): Promise<Partial<Record<Databa
 }
 
 /** The scenario database's URL as each role's login. */
-function roleDatabaseUrls(url: string, logins: Partial<Record<DatabaseRole, RoleLogin>> | undefined): Partial<Record<DatabaseRole, string>> {
+export function roleDatabaseUrls(url: string, logins: Partial<Record<DatabaseRole, RoleLogin>> | undefined): Partial<Record<DatabaseRole, string>> {
   const urls: Partial<Record<DatabaseRole, string>> = {};
   for (const [role, login] of Object.entries(logins ?? {}) as [DatabaseRole, RoleLogin][]) {
     const asRole = new URL(url);
