@@ -206,6 +206,16 @@ export interface CompactionControl {
 export interface LogsControl {
   /** Everything the server logged since the scenario's server was opened. */
   text(): Promise<string>;
+  /** Optional: every metric the server exports, in the Prometheus text exposition format (`logs.metrics`). */
+  metrics?(): Promise<string>;
+  /** Optional: every trace span the server exported (`logs.spans`); empty for a server that exports none. */
+  spans?(): Promise<TraceSpan[]>;
+}
+
+/** One exported trace span: its name and attributes. */
+export interface TraceSpan {
+  name: string;
+  attributes: Record<string, string | number | boolean>;
 }
 
 /** Implementation-internal observations (readiness detail, metadata tables). */

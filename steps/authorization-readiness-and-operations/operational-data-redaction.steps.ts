@@ -8,6 +8,7 @@ import { type DataTable, Then, When } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
 import { capturedLogs, findForbidden, forbiddenTexts, plantCanaries, plantedCanaries } from '../support/redaction/canaries.ts';
+import { type MetricSample, parseExposition } from '../support/redaction/exposition.ts';
 import { literal } from '../support/scopes/roles.ts';
 import { awaitCapture } from '../support/source-schema.ts';
 import type { WireClient } from '../support/wire-client.ts';
@@ -77,21 +78,48 @@ Then('none of the canaries appears in the captured adapter and database logs', a
   this.assert.equal(findForbidden(logs, forbidden), [], `prohibited values in the server's log window (${logs.length} characters, ${forbidden.length} values searched)`);
 });
 
-/** Metrics and traces have no control in the adapter contract yet (decision 207): the check cannot be made. */
-function noTelemetryControl(world: SyncWorld, what: string): 'skipped' {
-  return undeterminedWithout(world, `the adapter contract offers no control to read the server's ${what} (decision 207), so they cannot be searched for canaries`);
+/** The server's exported metrics (`logs.metrics`), or 'skipped' when the adapter offers none. */
+async function exportedMetrics(world: SyncWorld): Promise<MetricSample[] | 'skipped'> {
+  const server = await world.readyServer();
+  if (server.logs?.metrics === undefined) return undeterminedWithout(world, `server adapter "${server.id}" offers no metrics output (optional control logs.metrics, docs/control-protocol.md)`);
+  const text = await server.logs.metrics();
+  const samples = parseExposition(text);
+  world.assert.ok(samples.every((s) => !('error' in s)), `every line of the metrics output is a comment or a sample: ${samples.filter((s) => 'error' in s).map((s) => ('error' in s ? s.error : '')).join('; ')}`);
+  return samples.filter((s): s is MetricSample => !('error' in s));
 }
 
-Then('none of the canaries appears in any metric name, label name or label value', function (this: SyncWorld) {
-  return noTelemetryControl(this, 'metrics');
+Then('none of the canaries appears in any metric name, label name or label value', async function (this: SyncWorld) {
+  const samples = await exportedMetrics(this);
+  if (samples === 'skipped') return 'skipped';
+  const searched = samples.map((s) => [s.name, ...Object.entries(s.labels).flat()].join(' ')).join('\n');
+  this.assert.equal(findForbidden(searched, await forbiddenTexts(this)), [], `prohibited values in the names and labels of ${samples.length} metric samples`);
+  return undefined;
 });
 
-Then('none of the canaries appears in any captured trace span name or attribute', function (this: SyncWorld) {
-  return noTelemetryControl(this, 'trace spans');
+Then('none of the canaries appears in any captured trace span name or attribute', async function (this: SyncWorld) {
+  const server = await this.readyServer();
+  if (server.logs?.spans === undefined) return undeterminedWithout(this, `server adapter "${server.id}" offers no trace spans (optional control logs.spans, docs/control-protocol.md)`);
+  const spans = await server.logs.spans();
+  this.assert.equal(findForbidden(JSON.stringify(spans), await forbiddenTexts(this)), [], `prohibited values in the names and attributes of ${spans.length} exported trace spans`);
+  return undefined;
 });
 
-Then('no metric label takes more than {int} distinct values during the run', function (this: SyncWorld, _limit: number) {
-  return noTelemetryControl(this, 'metrics');
+Then('no metric label takes more than {int} distinct values during the run', async function (this: SyncWorld, limit: number) {
+  const samples = await exportedMetrics(this);
+  if (samples === 'skipped') return 'skipped';
+  const values = new Map<string, Set<string>>();
+  for (const sample of samples) {
+    for (const [label, value] of Object.entries(sample.labels)) {
+      const key = `${sample.name}{${label}}`;
+      values.set(key, (values.get(key) ?? new Set()).add(value));
+    }
+  }
+  this.assert.equal(
+    [...values].filter(([, seen]) => seen.size > limit).map(([key, seen]) => `${key}: ${seen.size} values`),
+    [],
+    `metric labels over ${limit} distinct values (${values.size} labels, ${samples.length} samples)`,
+  );
+  return undefined;
 });
 
 Then('none of the canaries appears in any readiness response body', async function (this: SyncWorld) {
