@@ -6,14 +6,15 @@ Feature: Database Default Deny
   login can touch a metadata table or sequence directly. Any gap lets an
   application login read tokens and ledgers or call functions outside its job.
   The harness reads the catalog through server inspection (privilege functions
-  over every object in the schema), tries calls and reads as each role, and
-  revokes one grant to see the public endpoint depend on it.
+  over every object in the schema), connects as a login of each role (and as
+  one in no Synchro role, for PUBLIC) to try each call and read, and revokes
+  one grant to see the public endpoint depend on it.
 
   Rule: the fixed synchro schema and every extension-owned object revoke PUBLIC authority
 
     @cap:provision @cap:inspect
-    Scenario: the extension is not relocatable and lives in schema "synchro"
-      Then server inspection shows extension "synchro_pg" with "extrelocatable" false and namespace "synchro"
+    Scenario: every Synchro object lives in schema "synchro", owned by "synchro_owner"
+      Then server inspection shows schema "synchro" and every table, sequence, function and type in it owned by "synchro_owner"
       And server inspection shows every function in schema "synchro" configured with search_path "pg_catalog, synchro"
 
     @cap:provision @cap:inspect
@@ -53,28 +54,40 @@ Feature: Database Default Deny
     @cap:provision @cap:inspect
     Scenario Outline: role "<role>" <verdict> execute "<function>"
       Then server inspection shows has_function_privilege for role "<role>" on "<function>" is <allowed>
+      And a login of role "<role>" <verdict> call "<function>"
 
       Examples:
-        | role             | function                                        | verdict  | allowed |
-        | synchro_adapter  | synchro.synchro_pull(text,jsonb)                | may      | true    |
-        | synchro_adapter  | synchro.synchro_readiness()                     | may      | true    |
-        | synchro_monitor  | synchro.synchro_health_detail()                 | may      | true    |
-        | synchro_seed     | synchro.synchro_portable_seed_manifest(integer) | may      | true    |
-        | synchro_seed     | synchro.synchro_readiness()                     | may not  | false   |
-        | synchro_adapter  | synchro.synchro_portable_seed_manifest(integer) | may not  | false   |
-        | synchro_operator | synchro.synchro_connect(text,jsonb)             | may not  | false   |
-        | synchro_monitor  | synchro.synchro_pull(text,jsonb)                | may not  | false   |
-        | synchro_adapter  | synchro.synchro_health_detail()                 | may not  | false   |
+        | role             | function                                                  | verdict  | allowed |
+        | synchro_adapter  | synchro.synchro_schema_manifest()                         | may      | true    |
+        | synchro_adapter  | synchro.synchro_readiness()                               | may      | true    |
+        | synchro_monitor  | synchro.synchro_health_detail()                           | may      | true    |
+        | synchro_seed     | synchro.synchro_schema_manifest()                         | may      | true    |
+        | synchro_seed     | synchro.synchro_readiness()                               | may not  | false   |
+        | synchro_adapter  | synchro.synchro_register_shared_scope(text,boolean)       | may not  | false   |
+        | synchro_operator | synchro.synchro_tables()                                  | may not  | false   |
+        | synchro_monitor  | synchro.synchro_schema_manifest()                         | may not  | false   |
+        | synchro_adapter  | synchro.synchro_health_detail()                           | may not  | false   |
+        | synchro_seed     | synchro.synchro_retry_wal_poison()                        | may not  | false   |
 
     @cap:provision @cap:sourceSql
     Scenario: the adapter's HTTP endpoint depends on its explicit grant
-      Given client "A" of user "alice" has connected and rebuilt every assigned scope
-      When the operator revokes EXECUTE on the adapter's pull entry point from "synchro_adapter"
-      And client "A" pulls
-      Then the response status is not 200
-      When the operator grants EXECUTE on the adapter's pull entry point to "synchro_adapter" again
-      And client "A" pulls
-      Then the response status is 200
+      Given a registered table "tasks" with columns:
+        | column   | type   | key |
+        | id       | string | yes |
+        | owner_id | string | no  |
+      And table "tasks" places each row in scope "user:{owner_id}"
+      And client "A" of user "alice" has connected
+      And capture has materialized every committed source transaction
+      When the operator revokes EXECUTE on "synchro.synchro_readiness()" from "synchro_adapter"
+      Then the readiness response is 503 with body exactly:
+        """
+        {"ready":false}
+        """
+      When the operator grants EXECUTE on "synchro.synchro_readiness()" to "synchro_adapter" again
+      Then the readiness response is back to 200 with body exactly:
+        """
+        {"ready":true}
+        """
 
   Rule: public execution and direct adapter, seed or monitor access to metadata tables or sequences are violations
 
@@ -82,6 +95,7 @@ Feature: Database Default Deny
     Scenario Outline: role "<role>" has no direct access to any table or sequence in schema "synchro"
       When the harness checks every table and sequence in schema "synchro" for SELECT, INSERT, UPDATE, DELETE and USAGE held by role "<role>"
       Then no such privilege is held
+      And a login of role "<role>" is refused every one of those reads and writes
 
       Examples:
         | role            |
@@ -96,19 +110,21 @@ Feature: Database Default Deny
         """
         <sql>
         """
-      Then the statement fails with SQLSTATE "42501"
+      Then the statement is refused with SQLSTATE "42501"
 
       Examples:
-        | action                   | sql                                                |
-        | the readiness function   | SELECT synchro.synchro_readiness();                |
-        | the pull entry point     | SELECT synchro.synchro_pull('c', '{}'::jsonb);     |
-        | a metadata table         | SELECT count(*) FROM synchro.sync_wal_progress;    |
+        | action                        | sql                                                              |
+        | the readiness function        | SELECT synchro.synchro_readiness();                              |
+        | the schema manifest function  | SELECT synchro.synchro_schema_manifest();                        |
+        | a metadata table              | SELECT count(*) FROM synchro.clients;                            |
+        | a Synchro type                | SELECT NULL::synchro.synchro_row_ref;                            |
+        | creating an object            | CREATE TABLE synchro.intruder (id text);                         |
 
     @negative @cap:provision @cap:sourceSql
     Scenario: a login of the seed group cannot read the token key table
       Given a login role "seed_login" that is a member of "synchro_seed" only
       When "seed_login" runs:
         """
-        SELECT * FROM synchro.sync_token_keys;
+        SELECT * FROM synchro.token_keys;
         """
-      Then the statement fails with SQLSTATE "42501"
+      Then the statement is refused with SQLSTATE "42501"

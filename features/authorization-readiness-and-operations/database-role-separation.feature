@@ -9,7 +9,8 @@ Feature: Database Role Separation
   deployment manages. Inheriting the owner, broad grants or a second
   replication login would let a compromised runtime component reach what it
   should not. The harness reads role attributes and memberships through server
-  inspection, connects as each login, and tries connections that must fail.
+  inspection, connects as a login of each role to try what it must be refused,
+  and tries connections that must fail.
 
   Rule: authority stays split among six NOLOGIN, NOREPLICATION group roles
 
@@ -35,14 +36,15 @@ Feature: Database Role Separation
     @cap:provision @cap:inspect
     Scenario Outline: group "<role>" cannot execute the out-of-role function "<function>"
       Then server inspection shows has_function_privilege for role "<role>" on "<function>" is false
+      And a login of role "<role>" may not call "<function>"
 
       Examples:
         | role             | function                                                   |
-        | synchro_operator | synchro.synchro_connect(text,jsonb)                        |
-        | synchro_operator | synchro.synchro_push(text,jsonb)                           |
-        | synchro_adapter  | synchro.synchro_compact(integer)                           |
+        | synchro_operator | synchro.synchro_tables()                                   |
+        | synchro_operator | synchro.synchro_readiness()                                |
+        | synchro_adapter  | synchro.synchro_compact_scope(text)                        |
         | synchro_adapter  | synchro.synchro_retry_wal_poison()                         |
-        | synchro_seed     | synchro.synchro_pull(text,jsonb)                           |
+        | synchro_seed     | synchro.synchro_tables()                                   |
         | synchro_monitor  | synchro.synchro_register_assignment_function(text,integer) |
         | synchro_worker   | synchro.synchro_readiness()                                |
 
@@ -65,13 +67,13 @@ Feature: Database Role Separation
         """
         SELECT count(*) FROM synchro.sync_wal_progress;
         """
-      Then the statement fails with SQLSTATE "42501"
+      Then the statement is refused with SQLSTATE "42501"
       When the worker login runs:
         """
         SET ROLE synchro_worker;
         SELECT count(*) FROM synchro.sync_wal_progress;
         """
-      Then the statement succeeds
+      Then the statement run as the worker login succeeds
 
   Rule: external worker connections use restricted HBA and deployment-managed credentials
 
@@ -105,7 +107,7 @@ Feature: Database Role Separation
         {"ready":false}
         """
       When the operator drops login "extra_repl"
-      Then the readiness response is 200 with body exactly:
+      Then the readiness response is back to 200 with body exactly:
         """
         {"ready":true}
         """

@@ -47,14 +47,14 @@ Feature: Operational Data Redaction
         /* cnry-sql-7e08 */ INSERT INTO public.tasks (id, owner_id, title) VALUES ('cnry-pk-5b1e-2', 'cnry-user-0d7f', 'cnry-val-93ac');
         """
       And the capture worker completes 3 polls
-      And the harness requests GET /ready
+      And the harness requests GET "/ready"
       Then none of the canaries appears in the captured adapter and database logs
-      And none of the canaries appears in any metric name, label name or label value
-      And none of the canaries appears in any captured trace span name or attribute
       And none of the canaries appears in any readiness response body
       And none of the canaries appears in the health detail that server inspection reads
       And none of the canaries appears in any quarantine record
       And no captured operational output contains a cursor, rebuild token, seed page token prefix "sp1." or seed receipt prefix "sc1." issued during the run
+      And none of the canaries appears in any metric name, label name or label value
+      And none of the canaries appears in any captured trace span name or attribute
 
     @negative @cap:provision @cap:logs
     Scenario Outline: a malformed request with a canary in <where> is not echoed into logs or the error body
@@ -84,6 +84,7 @@ Feature: Operational Data Redaction
       And the capture worker completes 3 polls
       Then server inspection shows one active quarantine record with failure class "scope_evaluation_failed"
       And every text member of the quarantine record is at most 512 bytes long
+      And no quarantine record contains "cnry-err-x"
       And no captured log line contains "cnry-err-x"
       And no captured log line is longer than 4096 bytes
 

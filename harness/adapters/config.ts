@@ -12,7 +12,7 @@ import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ClientCapability, ServerCapability } from './capabilities.ts';
 import { CLIENT_CAPABILITIES, SERVER_CAPABILITIES } from './capabilities.ts';
 import type { ClientForm, ServerForm } from './forms.ts';
-import type { SeedArtifactInterceptPoint } from './server.ts';
+import type { DatabaseRole, SeedArtifactInterceptPoint } from './server.ts';
 import type { AuthConfig } from './token.ts';
 
 export interface HttpServerConfig {
@@ -23,6 +23,8 @@ export interface HttpServerConfig {
   baseUrl: string;
   auth: AuthConfig;
   databaseUrl?: string;
+  /** Optional: a DSN per database role (a Synchro group or `public`), of a login in that role only; backs `sourceSql.asRole`. */
+  roleDatabaseUrls?: Partial<Record<DatabaseRole, string>>;
   /** Base URL of the server's control protocol (docs/control-protocol.md); its capabilities document is at `<controlUrl>/capabilities`. */
   controlUrl?: string;
   resetCommand?: string[];

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ServerCapability } from './capabilities.ts';
-import type { CaptureControl, ClientsControl, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl } from './server.ts';
+import type { CaptureControl, ClientsControl, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl, TraceSpan } from './server.ts';
 
 export const CONTROL_SCHEMA_DIR = `${SCHEMA_DIR}adapter/control/`;
 const SCHEMA_BASE = 'https://synchro.dev/schemas/control/v1/';
@@ -38,6 +38,8 @@ export const CONTROL_NAMES = [
   'compaction.run',
   'logs.mark',
   'logs.since',
+  'logs.metrics',
+  'logs.spans',
   'inspect.readiness',
   'inspect.health-detail',
   'seed.export',
@@ -68,7 +70,7 @@ export const CONTROL_GROUPS: Record<'capture' | 'clock' | 'clients' | 'compactio
   clock: { needs: ['clock.now', 'clock.advance', 'clock.set'], optional: [] },
   clients: { needs: ['clients.expire', 'clients.retire', 'clients.run-expiry'], optional: ['clients.counters'] },
   compaction: { needs: ['compaction.run'], optional: [] },
-  logs: { needs: ['logs.mark', 'logs.since'], optional: [] },
+  logs: { needs: ['logs.mark', 'logs.since'], optional: ['logs.metrics', 'logs.spans'] },
   seed: { needs: ['seed.export'], optional: ['seed.session.open', 'seed.session.call', 'seed.session.close'] },
 };
 
@@ -317,7 +319,11 @@ export function controlGroups(client: ControlClient): ControlGroups {
   if (groups.capabilities.includes('logs')) {
     groups.openLogs = async () => {
       const { mark } = await client.call<{ mark: number }>('logs.mark', empty);
-      return { text: async () => (await client.call<{ text: string }>('logs.since', { mark })).text };
+      return {
+        text: async () => (await client.call<{ text: string }>('logs.since', { mark })).text,
+        ...(has('logs.metrics') ? { metrics: async () => (await client.call<{ text: string }>('logs.metrics')).text } : {}),
+        ...(has('logs.spans') ? { spans: async () => (await client.call<{ spans: TraceSpan[] }>('logs.spans')).spans } : {}),
+      };
     };
   }
   return groups;

@@ -18,7 +18,7 @@ import type { ServerCapability } from './capabilities.ts';
 import type { HttpServerConfig } from './config.ts';
 import { type CapabilitiesDocument, ControlClient, capabilitiesOffered, controlGroups, discoverControls } from './control-protocol.ts';
 import { type ArtifactCommand, artifactByCommand } from './seed-artifact-command.ts';
-import type { InspectControl, ScenarioSetup, ServerAdapter } from './server.ts';
+import type { DatabaseRole, InspectControl, ScenarioSetup, ServerAdapter } from './server.ts';
 import type { HttpServerSetup } from './setup.ts';
 import { SqlControls } from './sql-controls.ts';
 import { tokenFor } from './token.ts';
@@ -153,6 +153,8 @@ export interface HttpTarget {
   /** The capabilities the run declared: groups outside it are not handed to the scenarios. */
   capabilities: readonly ServerCapability[];
   databaseUrl?: string;
+  /** Optional: a DSN per database role, of a login in that role only (`sourceSql.asRole`). */
+  roleDatabaseUrls?: Partial<Record<DatabaseRole, string>>;
   controlUrl?: string;
   /** The capabilities document read at preflight. */
   controls?: CapabilitiesDocument;
@@ -162,7 +164,7 @@ export interface HttpTarget {
 
 /** The adapter over one running server: SQL groups through the DSN, the others through the control protocol. */
 export async function openHttpAdapter(target: HttpTarget): Promise<ServerAdapter> {
-  const sql = target.databaseUrl ? new SqlControls(target.databaseUrl) : undefined;
+  const sql = target.databaseUrl ? new SqlControls(target.databaseUrl, target.roleDatabaseUrls) : undefined;
   const groups = target.controls !== undefined && target.controlUrl !== undefined ? controlGroups(new ControlClient(target.controlUrl, target.controls)) : { capabilities: [] };
   const declared = (capability: ServerCapability) => target.capabilities.includes(capability);
   const sqlGroup = (capability: ServerCapability) => sql !== undefined && declared(capability);
@@ -219,6 +221,7 @@ export async function openHttpServer(setup: HttpServerSetup, scenario: ScenarioS
     token: (userId) => tokenFor(config.auth, userId, setup.configDir),
     capabilities: setup.capabilities,
     ...(config.databaseUrl === undefined ? {} : { databaseUrl: config.databaseUrl }),
+    ...(config.roleDatabaseUrls === undefined ? {} : { roleDatabaseUrls: config.roleDatabaseUrls }),
     ...(config.controlUrl === undefined ? {} : { controlUrl: config.controlUrl }),
     ...(setup.controls === undefined ? {} : { controls: setup.controls }),
     ...(config.seedArtifact === undefined

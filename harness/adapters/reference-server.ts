@@ -31,8 +31,8 @@ import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type NetworkObserver, observeNetwork } from './network-observer.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeedArtifact } from './reference-seed.ts';
-import type { LogsControl, NetworkControl, ScenarioSetup, ServerAdapter, StartAttempt } from './server.ts';
-import type { ReferenceServerSetup, ServerSetup } from './setup.ts';
+import type { DatabaseRole, LogsControl, NetworkControl, ScenarioSetup, ServerAdapter, StartAttempt } from './server.ts';
+import type { ReferenceServerSetup, RoleLogin, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { mintJwt } from './token.ts';
 
@@ -89,6 +89,7 @@ export async function prepareReferenceServer(root: string): Promise<PreparedServ
   };
   try {
     await cluster.createTemplate(template);
+    setup.cluster = { adminUrl: cluster.adminUrl, template, roleLogins: await createRoleLogins(cluster.adminUrl) };
     // Preflight: one real start on a scratch clone, so a server that cannot start is reported once, not per scenario.
     const probe = await openReferenceServer(setup, { name: `preflight_${process.pid}`, faults: [], deadlineMs: START_DEADLINE_MS });
     const ready = await fetch(`${probe.baseUrl}/ready`).then((response) => response.status, (error: Error) => error.message);
@@ -117,6 +118,48 @@ function databaseUrl(adminUrl: string, database: string): string {
 }
 
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * The roles `sourceSql.asRole` offers on the reference: a login per runtime
+ * group with that group as its only membership, and one in no Synchro group
+ * (`public`). The reference has no worker login (decision 205), so
+ * `synchro_worker` is not offered. Roles are cluster-wide: created once per
+ * run, with a fresh password so a cluster that asks for one accepts it.
+ */
+const ROLE_LOGINS: Partial<Record<DatabaseRole, string>> = {
+  synchro_adapter: 'synchro_conformance_adapter_login',
+  synchro_seed: 'synchro_conformance_seed_login',
+  synchro_monitor: 'synchro_conformance_monitor_login',
+  synchro_operator: 'synchro_conformance_operator_login',
+  public: 'synchro_conformance_public_login',
+};
+
+export async function createRoleLogins(adminUrl: string): Promise<Partial<Record<DatabaseRole, RoleLogin>>> {
+  const password = randomBytes(18).toString('hex');
+  const logins: Partial<Record<DatabaseRole, RoleLogin>> = {};
+  await admin(adminUrl, async (client) => {
+    for (const [role, user] of Object.entries(ROLE_LOGINS) as [DatabaseRole, string][]) {
+      const exists = (await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [user])).rowCount !== 0;
+      const attributes = `LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS NOREPLICATION INHERIT PASSWORD '${password}'`;
+      await client.query(`${exists ? 'ALTER' : 'CREATE'} ROLE ${quoteIdent(user)} ${attributes}`);
+      if (role !== 'public') await client.query(`GRANT ${quoteIdent(role)} TO ${quoteIdent(user)}`);
+      logins[role] = { user, password };
+    }
+  });
+  return logins;
+}
+
+/** The scenario database's URL as each role's login. */
+export function roleDatabaseUrls(url: string, logins: Partial<Record<DatabaseRole, RoleLogin>> | undefined): Partial<Record<DatabaseRole, string>> {
+  const urls: Partial<Record<DatabaseRole, string>> = {};
+  for (const [role, login] of Object.entries(logins ?? {}) as [DatabaseRole, RoleLogin][]) {
+    const asRole = new URL(url);
+    asRole.username = login.user;
+    asRole.password = login.password;
+    urls[role] = asRole.toString();
+  }
+  return urls;
+}
 
 async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -248,6 +291,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
       capabilities: setup.capabilities,
       databaseUrl: url,
+      roleDatabaseUrls: roleDatabaseUrls(url, cluster.roleLogins),
       controlUrl: controlUrlOf(started.baseUrl),
       controls: setup.controls ?? (await discoverControls(controlUrlOf(started.baseUrl))),
     });

@@ -34,7 +34,25 @@ export interface SourceSqlControl {
    * adapter when the scenario's server closes.
    */
   session?(): Promise<SourceSqlSession>;
+  /**
+   * Optional: runs `sql` (one or more statements) in a session of its own,
+   * connected as a login of `role` and of nothing else: a member of exactly
+   * that Synchro group, or, for `public`, a login in no Synchro group. The
+   * harness tries forbidden actions this way (SYNC-OPS-001/002), so a
+   * privilege is proven by its refusal, not only read from the catalog. Only
+   * the roles the adapter has a login for are offered (`roles`).
+   */
+  asRole?(role: DatabaseRole, sql: string): Promise<RoleStatementOutcome>;
+  /** The roles `asRole` can act as. */
+  readonly roles?: readonly DatabaseRole[];
 }
+
+/** The Synchro group roles a login can belong to, and `public` (a login in none of them). */
+export const DATABASE_ROLES = ['synchro_adapter', 'synchro_seed', 'synchro_monitor', 'synchro_operator', 'synchro_worker', 'public'] as const;
+export type DatabaseRole = (typeof DATABASE_ROLES)[number];
+
+/** What a statement run as a role did: the rows of its last statement, or the SQLSTATE it failed with. */
+export type RoleStatementOutcome = { ok: true; login: string; rows: Row[] } | { ok: false; login: string; sqlstate: string; message: string };
 
 /** A source database connection of its own: its statements run in order, one transaction at a time. */
 export interface SourceSqlSession {
@@ -188,6 +206,16 @@ export interface CompactionControl {
 export interface LogsControl {
   /** Everything the server logged since the scenario's server was opened. */
   text(): Promise<string>;
+  /** Optional: every metric the server exports, in the Prometheus text exposition format (`logs.metrics`). */
+  metrics?(): Promise<string>;
+  /** Optional: every trace span the server exported (`logs.spans`); empty for a server that exports none. */
+  spans?(): Promise<TraceSpan[]>;
+}
+
+/** One exported trace span: its name and attributes. */
+export interface TraceSpan {
+  name: string;
+  attributes: Record<string, string | number | boolean>;
 }
 
 /** Implementation-internal observations (readiness detail, metadata tables). */

@@ -9,6 +9,13 @@ import type { ClientProcessSpec } from './client-process.ts';
 import type { HttpServerConfig } from './config.ts';
 import type { CapabilitiesDocument } from './control-protocol.ts';
 import type { ImplementationForm } from './forms.ts';
+import type { DatabaseRole } from './server.ts';
+
+/** A login the reference adapter created in its cluster for one database role (`sourceSql.asRole`). */
+export interface RoleLogin {
+  user: string;
+  password: string;
+}
 
 interface Common<C> {
   /** Adapter id as reported, e.g. `reference` or the id of a config. */
@@ -28,7 +35,7 @@ export interface ReferenceServerSetup extends Common<ServerCapability> {
   entry: string;
   jwtSecret: string;
   /** The run's shared database cluster: its admin URL and the template each scenario clones. */
-  cluster?: { adminUrl: string; template: string };
+  cluster?: { adminUrl: string; template: string; roleLogins?: Partial<Record<DatabaseRole, RoleLogin>> };
   /** The reference's control capabilities document, read from the preflight instance (every instance serves the same one). */
   controls?: CapabilitiesDocument;
 }

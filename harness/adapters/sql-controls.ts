@@ -5,7 +5,7 @@
  * knows the implementation's tables.
  */
 import pg from 'pg';
-import type { InspectControl, ProvisionControl, Row, SchemaControl, ScopesControl, SourceSqlControl, SourceSqlSession, TableRegistration } from './server.ts';
+import type { DatabaseRole, InspectControl, ProvisionControl, RoleStatementOutcome, Row, SchemaControl, ScopesControl, SourceSqlControl, SourceSqlSession, TableRegistration } from './server.ts';
 
 /** Parameter names of `synchro.synchro_register_table`, as the 004 sheet gives them. */
 const REGISTER_TABLE_PARAMETERS: Record<keyof TableRegistration, string> = {
@@ -26,8 +26,41 @@ export class SqlControls {
   #client: pg.Client | undefined;
   #connecting: Promise<pg.Client> | undefined;
 
-  constructor(databaseUrl: string) {
+  /** A DSN per role, of a login that belongs to that role only (`asRole`). */
+  readonly #roleUrls: Partial<Record<DatabaseRole, string>>;
+
+  constructor(databaseUrl: string, roleUrls: Partial<Record<DatabaseRole, string>> = {}) {
     this.#url = databaseUrl;
+    this.#roleUrls = roleUrls;
+    const roles = Object.keys(roleUrls) as DatabaseRole[];
+    this.sourceSql = {
+      query: (sql, params) => this.query(sql, params),
+      session: () => this.#session(),
+      ...(roles.length === 0 ? {} : { asRole: (role: DatabaseRole, sql: string) => this.#asRole(role, sql), roles }),
+    };
+  }
+
+  /** Runs `sql` on a connection of its own as the role's login; a refusal is an answer, not an error. */
+  async #asRole(role: DatabaseRole, sql: string): Promise<RoleStatementOutcome> {
+    const url = this.#roleUrls[role];
+    if (url === undefined) throw new Error(`the adapter has no login for role "${role}"`);
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      const login = String((await client.query<{ login: string }>('SELECT session_user AS login')).rows[0]?.login);
+      try {
+        // Several statements answer one result each; the last one is the statement's answer.
+        const result = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
+        const last = Array.isArray(result) ? result[result.length - 1] : result;
+        return { ok: true, login, rows: (last?.rows ?? []) as Row[] };
+      } catch (error) {
+        const { code, message } = error as { code?: string; message: string };
+        return { ok: false, login, sqlstate: code ?? '', message };
+      }
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 
   // One connection per scenario, opened on first use: scenarios that never touch SQL pay nothing.
@@ -84,7 +117,8 @@ export class SqlControls {
     };
   }
 
-  readonly sourceSql: SourceSqlControl = { query: (sql, params) => this.query(sql, params), session: () => this.#session() };
+  // Built in the constructor: whether it offers `asRole` depends on the role logins given.
+  readonly sourceSql: SourceSqlControl;
 
   readonly provision: ProvisionControl = {
     exec: async (sql) => {

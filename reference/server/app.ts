@@ -14,6 +14,7 @@ import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/st
 import { Admission } from './core/admission.ts';
 import { newClock, resetClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
+import { RequestMetrics } from './core/metrics.ts';
 import { installSchema } from './db/install.ts';
 import { wipeDatabase } from './db/reset.ts';
 import type { ConnectionLimits } from './http-limits.ts';
@@ -81,6 +82,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   if (options.testControls === true && isProductionEnvironment(process.env)) throw new Error('the control protocol is never served in a production environment (NODE_ENV or SYNCHRO_ENV is "production")');
   const logs = new LogBuffer(options.log ?? ((line: string) => process.stderr.write(`${line}\n`)));
   const log = logs.write;
+  const metrics = new RequestMetrics();
   const staleClientIntervalMs = options.staleClientIntervalMs ?? parseStaleInterval(DEFAULT_STALE_CLIENT_INTERVAL);
   const admission = options.admissionLimits !== undefined ? new Admission(options.admissionLimits) : undefined;
   const clock = options.ownClock === true ? newClock() : undefined;
@@ -97,6 +99,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
           target: () => current as Instance,
           staleClientIntervalMs,
           logs,
+          metrics,
           // The push entry point of the current state, for a caller's own transaction.
           callerPush: (db, userId, request) => pushInCallerTransaction(db, (current as Instance).manifests, userId, request),
           seedExport: async (db, request) => {
@@ -129,6 +132,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       manifests,
       jwtKey: secretKey(options.jwtSecret),
       log,
+      metrics,
       ...(capture === undefined ? {} : { capture }),
       ...(admission === undefined ? {} : { admission }),
       ...(controls === undefined ? {} : { controls }),

@@ -14,6 +14,11 @@
  * SYNCHRO_ENV set to "production"). --resettable (with --test-controls) adds
  * the protocol's per-scenario `reset`, which wipes the database in place.
  *
+ * Without --demo it runs as a deployment: it prints no credential (no JWT
+ * secret, no token, no database password; startup-output.ts). The secret is
+ * --jwt-secret or the SYNCHRO_JWT_SECRET environment variable; --demo adds
+ * the demo tables and prints a secret and a token to try them with.
+ *
  * The embedded database lives only as long as this process: a guard process
  * stops it and removes its files even when this one is killed (demo.ts). To
  * keep data and tokens across restarts, run against a database of your own
@@ -31,6 +36,7 @@ import { type Cluster, startCluster } from './db/cluster.ts';
 import { installSchema } from './db/install.ts';
 import { guardEmbeddedDatabase, installDemo } from './demo.ts';
 import { DEFAULT_CONNECTION_LIMITS } from './http-limits.ts';
+import { startupOutput } from './startup-output.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -78,8 +84,8 @@ async function main(): Promise<void> {
   }
   if (testControls && isProductionEnvironment(process.env)) throw new Error('--test-controls is refused in a production environment (NODE_ENV or SYNCHRO_ENV is "production")');
   if (values.resettable && !testControls) throw new Error('--resettable needs --test-controls: the reset is a control of the control protocol');
-  // `npm run reference:server` with no arguments is the person-facing demo.
-  const demo = values.demo || (values['database-url'] === undefined && process.argv.length <= 2);
+  // Only an explicit --demo prints credentials: `npm run reference:server` is a deployment (SYNC-OPS-005).
+  const demo = values.demo;
   let cluster: Cluster | undefined;
   let databaseUrl = values['database-url'];
   if (databaseUrl === undefined) {
@@ -92,7 +98,9 @@ async function main(): Promise<void> {
     await installSchema(databaseUrl);
   }
   if (demo) await installDemo(databaseUrl);
-  const jwtSecret = values['jwt-secret'] ?? randomBytes(24).toString('base64url');
+  const environmentSecret = process.env.SYNCHRO_JWT_SECRET === '' ? undefined : process.env.SYNCHRO_JWT_SECRET;
+  const secretSource = values['jwt-secret'] !== undefined ? 'flag' : environmentSecret !== undefined ? 'environment' : 'generated';
+  const jwtSecret = values['jwt-secret'] ?? environmentSecret ?? randomBytes(24).toString('base64url');
   const server = await startServer({
     databaseUrl,
     jwtSecret,
@@ -106,16 +114,17 @@ async function main(): Promise<void> {
     resettable: values.resettable,
     ...(admissionLimits !== undefined ? { admissionLimits } : {}),
   });
-  process.stdout.write(`${JSON.stringify({ event: 'listening', url: server.url, database_url: databaseUrl })}\n`);
-  if (demo || values['jwt-secret'] === undefined) {
-    log(`jwt secret: ${jwtSecret}`);
-    log(`demo token (user demo-user): ${await mintToken('demo-user', secretKey(jwtSecret))}`);
-    log(`try: curl -s ${server.url}/sync/schema`);
-  }
-  if (cluster !== undefined) {
-    log('the embedded database is removed when this server stops, even when it is killed; to keep data and tokens across restarts,');
-    log('run against your own PostgreSQL 18 (wal_level=logical) with a fixed secret: node reference/server/main.ts --demo --database-url postgres://... --jwt-secret <secret> --capture');
-  }
+  const output = startupOutput({
+    url: server.url,
+    databaseUrl,
+    demo,
+    jwtSecret,
+    secretSource,
+    embedded: cluster !== undefined,
+    ...(demo ? { demoToken: await mintToken('demo-user', secretKey(jwtSecret)) } : {}),
+  });
+  process.stdout.write(`${output.stdout}\n`);
+  for (const line of output.stderr) log(line);
   let closing = false;
   const shutdown = async () => {
     if (closing) return;

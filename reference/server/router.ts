@@ -22,6 +22,7 @@ import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncEr
 import { decisionFromSyncService, mirrorToSyncService } from './core/fault-behaviour.ts';
 import { fault } from './core/faults.ts';
 import type { ManifestStore } from './core/manifests.ts';
+import type { RequestMetrics } from './core/metrics.ts';
 import { answerClientError, applyConnectionLimits, type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, framingBroken, TIMEOUT_CHECK_INTERVAL_MS } from './http-limits.ts';
 import { handlePull } from './pull/handler.ts';
 import { handlePush } from './push/handler.ts';
@@ -42,6 +43,8 @@ export interface ServerOptions {
   clock?: ClockState;
   /** Timeouts and the connection cap (http-limits.ts); each absent member keeps its default. */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** Counts every answered sync request by route and status (core/metrics.ts). */
+  metrics?: RequestMetrics;
 }
 
 function send(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
@@ -123,6 +126,8 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
     checkContentType(req);
     checkContentEncoding(req);
     const value = parseBody(await readBody(req, undefined, limits?.bodyTimeoutMs, broken));
+    if (fault('ops005-debug-logs-requests')) log(`${req.url} user=${userId} body=${JSON.stringify(value)}`); // fault: server:ops005-debug-logs-requests
+    if (fault('ops005-metrics-per-user')) options.metrics?.count(`${req.url}:${userId}`, 0); // fault: server:ops005-metrics-per-user
     if (fault('sync-service-mirror')) await mirrorToSyncService(req.url ?? '/', value); // fault: server:sync-service-mirror
     if (fault('sync-service-decision')) await decisionFromSyncService(req.url ?? '/'); // fault: server:sync-service-decision
     // The handler calls admit() once its earlier gates have passed (precedence step 8); the slot is freed when the request ends.
@@ -203,6 +208,8 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
   function serve(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     const route = routes[path];
+    // Counted by the route the server knows, never by what the request named (SYNC-OPS-005).
+    if (options.metrics !== undefined && !path.startsWith(CONTROL_PREFIX)) res.once('finish', () => options.metrics?.count(route === undefined ? 'other' : path, res.statusCode));
     const run = async () => {
       if (options.controls !== undefined && path.startsWith(CONTROL_PREFIX)) return options.controls(req, res, path);
       if (route === undefined) throw new SyncError('invalid_request', 'no such endpoint', {}, 404);

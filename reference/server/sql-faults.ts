@@ -59,5 +59,9 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('schema006-rebuild-pin-ignored')) amendments.push({ fn: COMPACT, from: 'WHERE s.scope_id = p_scope AND s.stream_generation = v_gen AND s.expires_at > now()', to: 'WHERE false AND s.scope_id = p_scope AND s.stream_generation = v_gen' }); // fault: server:schema006-rebuild-pin-ignored
   if (fault('schema006-floor-failure-swallowed')) amendments.push({ fn: COMPACT, from: FLOOR_ADVANCE, to: `  BEGIN\n${FLOOR_ADVANCE}  EXCEPTION WHEN OTHERS THEN RAISE WARNING 'the floor of % did not advance: %', p_scope, SQLERRM;\n  END;\n` }); // fault: server:schema006-floor-failure-swallowed
   if (fault('manifest-update-trigger-missing')) amendments.push({ statement: 'DROP TRIGGER manifests_immutable ON synchro.manifests' }); // fault: server:manifest-update-trigger-missing
+  if (fault('ops001-type-usage-left-to-public')) amendments.push({ statement: 'GRANT USAGE ON TYPE synchro.synchro_row_ref TO PUBLIC' }); // fault: server:ops001-type-usage-left-to-public
+  if (fault('ops001-health-detail-for-adapter')) amendments.push({ statement: 'GRANT EXECUTE ON FUNCTION synchro.synchro_health_detail() TO synchro_adapter' }); // fault: server:ops001-health-detail-for-adapter
+  if (fault('ops001-adapter-reads-client-table')) amendments.push({ statement: 'GRANT SELECT ON synchro.clients TO synchro_adapter' }); // fault: server:ops001-adapter-reads-client-table
+  if (fault('ops002-operator-executes-every-function')) amendments.push({ statement: 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA synchro TO synchro_operator' }); // fault: server:ops002-operator-executes-every-function
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createRoleLogins, roleDatabaseUrls } from '../../harness/adapters/reference-server.ts';
 import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
 
 export const PROJECT_ROOT = new URL('../../', import.meta.url).pathname;
@@ -59,6 +60,8 @@ export async function startHandStartedReference(scratch: string, secret: string)
       baseUrl,
       auth: { jwt: { secret } },
       databaseUrl,
+      // A login per database role, as an operator would hand them over (SYNC-OPS-001/002, docs/adapters.md).
+      roleDatabaseUrls: roleDatabaseUrls(databaseUrl, await createRoleLogins(cluster.adminUrl)),
       controlUrl: `${baseUrl}/__control`,
       seedArtifact: { command: [process.execPath, join(PROJECT_ROOT, 'reference/seed-artifact/main.ts'), '--database-url', databaseUrl] },
     };

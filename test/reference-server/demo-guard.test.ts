@@ -1,5 +1,5 @@
 /**
- * `npm run reference:server` runs its own embedded PostgreSQL. Killing the
+ * `npm run reference:server -- --demo` runs its own embedded PostgreSQL. Killing the
  * server with SIGKILL (no exit handler runs) must not leave that database
  * running or its files behind: the guard process stops it and removes its
  * directory. The start-up output says how to keep data instead.
@@ -25,7 +25,8 @@ async function until(what: string, condition: () => boolean, deadlineMs: number)
 }
 
 test('a SIGKILLed demo server takes its embedded database and its files with it', async () => {
-  const server = spawn(process.execPath, [MAIN], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The demo prints the database URL with its password; a deployment (no --demo) does not.
+  const server = spawn(process.execPath, [MAIN, '--demo'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   server.stderr.on('data', (chunk) => {
     stderr += String(chunk);

@@ -159,7 +159,8 @@ async function memberships(db: ClientBase, t: RegisteredTable, pkTexts: string[]
         [pkTexts],
       );
     rows = (t.membershipOwner ? await asFunctionOwner(db, t.membershipOwner, call) : await call()).rows;
-  } catch {
+  } catch (error) {
+    if (fault('ops005-membership-error-stored-raw')) throw new CaptureFailure('scope_evaluation_failed', String((error as Error).message), t.def.tableId); // fault: server:ops005-membership-error-stored-raw
     throw new CaptureFailure('scope_evaluation_failed', 'the membership function failed', t.def.tableId);
   }
   const raw: Array<Array<{ s: unknown }>> = pkTexts.map(() => []);

@@ -20,6 +20,7 @@ import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS, Hold
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
+import type { RequestMetrics } from '../core/metrics.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 import type { LogBuffer } from './log-buffer.ts';
@@ -59,6 +60,8 @@ export interface ControlOptions {
   seedSessions?: SeedSessions;
   /** The server's own log lines, for `logs.mark` and `logs.since`. */
   logs: LogBuffer;
+  /** The server's metrics, for `logs.metrics` (and the empty span list of `logs.spans`); absent, neither is offered. */
+  metrics?: RequestMetrics;
   /** Returns the server to its freshly installed state; absent, `reset` is not offered. */
   reset?: () => Promise<void>;
 }
@@ -377,6 +380,12 @@ function controlTable(options: ControlOptions): Record<string, Control> {
     'inspect.readiness': { method: 'GET', path: 'inspect/readiness', run: async () => ({ readiness: await sqlValue(pool(), 'SELECT synchro.synchro_readiness() AS r') }) },
     'inspect.health-detail': { method: 'GET', path: 'inspect/health-detail', run: async () => ({ health_detail: await sqlValue(pool(), 'SELECT synchro.synchro_health_detail() AS r') }) },
   };
+  if (options.metrics !== undefined) {
+    const metrics = options.metrics;
+    table['logs.metrics'] = { method: 'GET', path: 'logs/metrics', run: async () => ({ text: metrics.text() }) };
+    // The reference exports no trace spans, so it has none to hand over (decision 208).
+    table['logs.spans'] = { method: 'GET', path: 'logs/spans', run: async () => ({ spans: [] }) };
+  }
   if (options.seedExport !== undefined) {
     const seedExport = options.seedExport;
     table['seed.export'] = {

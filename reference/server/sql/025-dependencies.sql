@@ -16,8 +16,9 @@
 
 -- What an impact function returns: one target row to re-evaluate.
 CREATE TYPE synchro.synchro_row_ref AS (table_id text, pk_type text, pk_value text);
--- Application owners declare impact functions returning this type.
-GRANT USAGE ON TYPE synchro.synchro_row_ref TO PUBLIC;
+-- Application owners declare impact functions returning this type; they do so
+-- as operators (only those reach schema synchro), never as PUBLIC (052).
+GRANT USAGE ON TYPE synchro.synchro_row_ref TO synchro_operator;
 
 CREATE TABLE synchro.membership_dependencies (
   dependency_id text PRIMARY KEY,
