@@ -26,6 +26,9 @@ const REGISTRATION = 'synchro.registration_register(text, text, text, text, text
 /** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
 const FENCE = 'synchro.synchro_capture_fence()';
 
+/** Operator compaction in batches of scopes (050): its batch size check. */
+const COMPACT_SCOPES = 'synchro.synchro_compact_scopes(integer, text)';
+
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
   if (fault('assignment-language-unchecked')) amendments.push({ fn: REGISTER, from: "v_p.prolang <> (SELECT oid FROM pg_language WHERE lanname = 'sql') OR v_p.prosqlbody IS NULL", to: 'false' }); // fault: server:assignment-language-unchecked
@@ -49,5 +52,6 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('cap010-generated-key-with-push')) amendments.push({ fn: REGISTRATION, from: "IF p_push_policy = 'enabled' AND (v_pk_att.atthasdef", to: 'IF false AND (v_pk_att.atthasdef' }); // fault: server:cap010-generated-key-with-push
   if (fault('cap010-key-type-by-base-type')) amendments.push({ fn: REGISTRATION, from: 'v_pk_type := synchro.portable_type_of(v_pk_att.atttypid);', to: "v_pk_type := synchro.portable_type_of(coalesce((SELECT nullif(typbasetype, 0) FROM pg_type WHERE oid = v_pk_att.atttypid AND typtype = 'd'), v_pk_att.atttypid));" }); // fault: server:cap010-key-type-by-base-type
   if (fault('cap010-fence-skips-key-check')) amendments.push({ fn: FENCE, from: "IF TG_OP = 'UPDATE' AND v_new -> v_key IS DISTINCT FROM to_jsonb(OLD) -> v_key THEN", to: 'IF false THEN' }); // fault: server:cap010-fence-skips-key-check
+  if (fault('schema007-compaction-batch-defaulted')) amendments.push({ fn: COMPACT_SCOPES, from: 'IF p_batch_size IS NULL OR p_batch_size <= 0 THEN', to: 'p_batch_size := CASE WHEN p_batch_size > 0 THEN p_batch_size ELSE 100 END; IF false THEN' }); // fault: server:schema007-compaction-batch-defaulted
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

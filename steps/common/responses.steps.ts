@@ -295,7 +295,8 @@ Then(/^member "([^"]+)" is (\[.*\]|\{.*\})$/, function (this: SyncWorld, name: s
   const expected = parseStrict(Buffer.from(json, 'utf8'));
   if (expected === undefined) throw new Error(`${json} is not JSON`);
   const body = parseStrict(Buffer.from(reply.text, 'utf8')) as unknown as Record<string, unknown> | undefined;
-  const actual = body?.[name];
+  // A dotted name reaches into nested members ("scope_updates.add"); member names hold no dots.
+  const actual = name.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], body);
   this.assert.equal(actual === undefined ? undefined : wireText(actual), wireText(expected), `member "${name}" of the ${reply.endpoint} response`);
 });
 

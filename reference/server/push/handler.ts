@@ -27,6 +27,7 @@ export interface PushResult {
 class ClaimLost extends Error {}
 
 export async function handlePush(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<PushResult> {
+  if (fault('schema007-push-batch-truncated') && Array.isArray((value as { mutations?: unknown }).mutations)) (value as { mutations: unknown[] }).mutations.splice(1000); // fault: server:schema007-push-batch-truncated
   const request = validatePushShape(value);
   checkPushText(request);
   const catalog = await manifests.catalog();
