@@ -125,6 +125,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
         ? Object.fromEntries(kept.map((s) => [s, null]))
         : await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected, presented: request.known_scopes });
     }
+    if (action.action === 'unsupported' && fault('schema003-bridge-unknown-lineage')) cursorUpdates = await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected: new Set(), presented: request.known_scopes }); // fault: server:schema003-bridge-unknown-lineage
     // Receipts of an installed seed become cursors at its boundary: on the add entry of a newly assigned scope, else as a cursor update.
     const seeded =
       request.seed_receipts === undefined
