@@ -58,9 +58,10 @@ Feature: Schema Cursor Continuity
 
   Rule: A replacement needs a known compatible lineage, no Class 3 effect on the scope and current bindings; otherwise the entry is null
 
-    @negative @cap:schema
+    @negative @cap:schema @cap:sourceSql
     Scenario Outline: A scope whose <binding> is no longer current gets null instead of a replacement
       Given the harness client "H" of user "alice" has completed a sync while manifest version 1 was current
+      And the server table "notes" gains a row in team "t_1"
       And the harness has recorded the cursors of "H" as "old"
       And <staleness>
       When the operator publishes a "class_2" manifest that adds nullable column "note" of type "string" to table "tasks"

@@ -43,6 +43,11 @@ Feature: Strict Positive Limits
         | null     |
         | (absent) |
 
+    @negative @property
+    Scenario: Every generated pull limit that is not an integer from 1 to 1000 is refused
+      When the harness client "H" sends 25 pull requests whose "limit" is drawn by fast-check from JSON values that are not an integer from 1 to 1000
+      Then every one of those pulls is answered 400 with error code "invalid_request" and no other member
+
     Scenario Outline: A pull with limit <value> is accepted and honoured
       Given the server table "tasks" gains 1001 rows owned by "alice"
       When the harness client "H" sends a valid pull request with member "limit" set to <value>
@@ -85,7 +90,7 @@ Feature: Strict Positive Limits
       Then the response status is 400 with error code "invalid_request"
       When the harness client "H" sends a valid pull request with member "limit" set to 100
       Then member "scope_set_version" is one more than the version "H" held before the refused pull
-      And member "scope_updates.add" is [{"id":"team:t_1","cursor":null}]
+      And member "scope_updates.add" is [{"cursor":null,"id":"team:t_1"}]
 
   Rule: Push byte and count limits fail before ledger allocation or semantic work
 
@@ -128,8 +133,10 @@ Feature: Strict Positive Limits
 
   Rule: Administrative limits are positive and an invalid value is refused, never defaulted
 
-    @negative @cap:compaction
+    @negative @cap:compaction @cap:sourceSql @cap:inspect
     Scenario Outline: Compaction with batch size <value> is refused before deleting anything
+      Given the server table "tasks" gains 3 rows owned by "alice"
+      And the harness client "H" has pulled and acknowledged every change
       When the operator runs compaction with batch size <value>
       Then the operation fails with SQLSTATE "22023"
       And no effect was deleted and no resume floor moved
@@ -140,7 +147,7 @@ Feature: Strict Positive Limits
         | -1    |
         | NULL  |
 
-    @negative @cap:provision
+    @negative @cap:provision @cap:sourceSql @cap:inspect
     Scenario Outline: Registering <setting> <value> is refused with reason "invalid_limit"
       When the operator registers table "projects" with <setting> <value>
       Then the operation fails with "invalid_registration" and reason "invalid_limit"
@@ -152,7 +159,7 @@ Feature: Strict Positive Limits
         | max_scope_fanout | -3    |
         | max_impact_rows  | 0     |
 
-    @negative @cap:provision
+    @negative @cap:provision @cap:inspect
     Scenario Outline: Setting backfill batch size <value> is refused
       When the operator starts a staged membership backfill with batch size <value>
       Then the operation fails with SQLSTATE "22023"
@@ -163,9 +170,9 @@ Feature: Strict Positive Limits
         | 0     |
         | -1    |
 
-    @negative @cap:scopes
+    @negative @cap:scopes @cap:sourceSql
     Scenario Outline: An assignment function bound of <value> is refused
-      When the operator registers assignment function "app.team_scopes" with bound <value>
+      When the operator registers assignment function "public.project_scopes" with bound <value>
       Then the operation fails with SQLSTATE "22023"
       And the registered assignment function is unchanged
 
@@ -177,15 +184,17 @@ Feature: Strict Positive Limits
 
   Rule: A runtime result over its bound blocks instead of being truncated
 
-    @negative @cap:provision @cap:sourceSql
+    @negative @cap:provision @cap:sourceSql @cap:capture
     Scenario: A row whose scope set exceeds the fanout bound blocks capture
       Given a registered table "posts" with a string key "id" and a string column "team_ids"
       And table "posts" places each row in one scope "team:{id}" for each comma-separated id in "team_ids"
       And table "posts" is registered with max_scope_fanout 2
+      And the harness client "H" has connected again to install the new manifest
       When the harness commits on the source database:
         """
         INSERT INTO public.posts (id, team_ids) VALUES ('p-1', 't_1,t_2,t_3');
         """
+      And the capture worker completes 1 polls
       And the harness client "H" pulls presenting its current cursors
       Then the response status is 503 with error code "temporary_unavailable"
       And the error body has "reason" "capture_blocked" and "retryable" true

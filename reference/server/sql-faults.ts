@@ -30,6 +30,9 @@ const FLOOR_ADVANCE = "  INSERT INTO synchro.scope_state (scope_id, floor_commit
 /** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
 const FENCE = 'synchro.synchro_capture_fence()';
 
+/** Operator compaction in batches of scopes (050): its batch size check. */
+const COMPACT_SCOPES = 'synchro.synchro_compact_scopes(integer, text)';
+
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
   if (fault('assignment-language-unchecked')) amendments.push({ fn: REGISTER, from: "v_p.prolang <> (SELECT oid FROM pg_language WHERE lanname = 'sql') OR v_p.prosqlbody IS NULL", to: 'false' }); // fault: server:assignment-language-unchecked
@@ -63,5 +66,6 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('ops001-health-detail-for-adapter')) amendments.push({ statement: 'GRANT EXECUTE ON FUNCTION synchro.synchro_health_detail() TO synchro_adapter' }); // fault: server:ops001-health-detail-for-adapter
   if (fault('ops001-adapter-reads-client-table')) amendments.push({ statement: 'GRANT SELECT ON synchro.clients TO synchro_adapter' }); // fault: server:ops001-adapter-reads-client-table
   if (fault('ops002-operator-executes-every-function')) amendments.push({ statement: 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA synchro TO synchro_operator' }); // fault: server:ops002-operator-executes-every-function
+  if (fault('schema007-compaction-batch-defaulted')) amendments.push({ fn: COMPACT_SCOPES, from: 'IF p_batch_size IS NULL OR p_batch_size <= 0 THEN', to: 'p_batch_size := CASE WHEN p_batch_size > 0 THEN p_batch_size ELSE 100 END; IF false THEN' }); // fault: server:schema007-compaction-batch-defaulted
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

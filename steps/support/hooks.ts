@@ -119,7 +119,7 @@ Before(function (this: SyncWorld, { pickle }) {
 
 // Declaring source tables and their scope placement only describes them; the
 // first step after the declarations installs them all on the server at once.
-const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"]+" (?:places|also places|marks deletion)/, /^the source relation of "[^"]+" is range-partitioned /];
+const DECLARATION = [/^a registered table "[^"]+" with columns:?$/, /^table "[^"]+" (?:places|also places|marks deletion|is registered with max_scope_fanout)/, /^the source relation of "[^"]+" is range-partitioned /];
 
 const SNAPSHOT_STEP = /^no durable state changed on the server$/;
 

@@ -32,6 +32,8 @@ export interface TableSpec {
   deletedAtColumn?: string;
   /** The update-time column the server sets on every accepted write (registered as the table's updated_at). */
   updatedAtColumn?: string;
+  /** The registration's max_scope_fanout, when a scenario sets one (the server's default otherwise). */
+  maxScopeFanout?: number;
   /** When set, the source relation is range-partitioned by its key column into these partitions. */
   partitions?: RangePartition[];
   installed: boolean;
@@ -171,6 +173,7 @@ export class ScenarioModel {
         composition: table.conditional.length > 0 || table.whenSet.length > 0 || table.placements.length > 1 || listed ? 'multi_scope' : 'single_scope',
         ...(table.deletedAtColumn ? { deletedAtColumn: table.deletedAtColumn } : {}),
         ...(table.updatedAtColumn ? { updatedAtColumn: table.updatedAtColumn } : {}),
+        ...(table.maxScopeFanout === undefined ? {} : { maxScopeFanout: table.maxScopeFanout }),
       });
       table.installed = true;
     }

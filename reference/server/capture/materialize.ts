@@ -136,6 +136,7 @@ function scopeSet(t: RegisteredTable, rows: Array<{ s: unknown }>): string[] {
     }
     out.add(r.s);
   }
+  if (out.size > t.maxScopeFanout && fault('schema007-fanout-truncated')) return [...out].sort(utf8Order).slice(0, t.maxScopeFanout); // fault: server:schema007-fanout-truncated
   if (out.size > t.maxScopeFanout) throw new CaptureFailure('scope_evaluation_failed', 'the membership result exceeds max_scope_fanout', t.def.tableId);
   if (fault('membership-first-scope-only')) return [...out].slice(0, 1); // fault: server:membership-first-scope-only
   return [...out].sort(utf8Order);

@@ -8,6 +8,7 @@
  */
 import type { PoolClient } from 'pg';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
+import { fault } from '../core/faults.ts';
 import { readBoundary } from '../core/snapshot.ts';
 
 export interface BridgeInput {
@@ -45,6 +46,7 @@ export async function bridgeCursors(db: PoolClient, input: BridgeInput): Promise
     const l = lineage.get(s);
     if (l === undefined) continue;
     const check = await checkCursor(db, before, s, input.presented[s]?.cursor as string, l, stream.boundary);
+    if (check.status === 'valid' && fault('schema003-bridge-at-boundary')) { out[s] = await issueCursor(db, after, s, l, stream.boundary); continue; } // fault: server:schema003-bridge-at-boundary
     if (check.status === 'valid') out[s] = await issueCursor(db, after, s, l, check.position);
   }
   return out;

@@ -129,6 +129,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
         : await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected, presented: request.known_scopes });
     }
     if (renewed && !fault('schema005-renewal-keeps-cursors')) for (const s of kept) cursorUpdates[s] = null; // fault: server:schema005-renewal-keeps-cursors
+    if (action.action === 'unsupported' && fault('schema003-bridge-unknown-lineage')) cursorUpdates = await bridgeCursors(db, { userId, clientId: request.client_id, clientGeneration: generation, fromHash: request.schema.hash, toHash: current.hash, kept, affected: new Set(), presented: request.known_scopes }); // fault: server:schema003-bridge-unknown-lineage
     // Receipts of an installed seed become cursors at its boundary: on the add entry of a newly assigned scope, else as a cursor update.
     const seeded =
       request.seed_receipts === undefined

@@ -70,6 +70,7 @@ export async function checkCursor(db: ClientBase, b: Bindings, scopeId: string, 
   if (fault('seed005-cursor-binding-unchecked') && p.scope_id === scopeId) return { status: 'valid', position }; // fault: server:seed005-cursor-binding-unchecked
   if (p.user_binding !== b.userId || p.client_binding !== b.clientId || p.scope_id !== scopeId) return { status: 'forged' };
   if (fault('schema004-cursor-below-floor-resumes')) lineage = { ...lineage, floor: { kind: 'generation_start' } }; // fault: server:schema004-cursor-below-floor-resumes
+  if (fault('schema003-cursor-schema-unchecked')) b = { ...b, schemaHash: String(p.schema_hash) }; // fault: server:schema003-cursor-schema-unchecked
   if (fault('cursor-ignores-membership-generation') && typeof p.membership_generation === 'number') lineage = { ...lineage, membershipGeneration: p.membership_generation }; // fault: server:cursor-ignores-membership-generation
   if (
     p.stream_generation !== b.streamGeneration ||

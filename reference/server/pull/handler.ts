@@ -43,6 +43,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
   if (fault('acknowledge-before-request-checks')) await acknowledgeAhead(pool, userId, value); // fault: server:acknowledge-before-request-checks
   if (fault('zero-generation-as-first') && (value as { client_generation?: unknown }).client_generation === 0) (value as { client_generation: number }).client_generation = 1; // fault: server:zero-generation-as-first
   if (fault('bound005-pull-drops-unknown-members')) value = Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([member]) => ['client_id', 'client_generation', 'schema', 'scope_set_version', 'scopes', 'limit'].includes(member))); // fault: server:bound005-pull-drops-unknown-members
+  if (fault('schema007-pull-limit-clamped')) (value as { limit?: unknown }).limit = Math.min(1000, Math.max(1, Math.trunc(Number((value as { limit?: unknown }).limit ?? 1000)) || 1000)); // fault: server:schema007-pull-limit-clamped
   const parsed = validate('pull-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: PullRequest = parsed.value;

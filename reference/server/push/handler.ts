@@ -13,6 +13,7 @@ import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from 
 import { fault } from '../core/faults.ts';
 import { checkPushText } from '../core/input-limits.ts';
 import type { ManifestStore } from '../core/manifests.ts';
+import { allocateBeforeLimits } from './ledger-faults.ts';
 import { type Outcome, runAtomic, runNonAtomic } from './units.ts';
 import { checkKeys, type Mutation, pkText, validatePushShape } from './validate.ts';
 
@@ -27,6 +28,8 @@ export interface PushResult {
 class ClaimLost extends Error {}
 
 export async function handlePush(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<PushResult> {
+  if (fault('schema007-ledger-before-limits')) await allocateBeforeLimits(pool, userId, value); // fault: server:schema007-ledger-before-limits
+  if (fault('schema007-push-batch-truncated') && Array.isArray((value as { mutations?: unknown }).mutations)) (value as { mutations: unknown[] }).mutations.splice(1000); // fault: server:schema007-push-batch-truncated
   const request = validatePushShape(value);
   checkPushText(request);
   const catalog = await manifests.catalog();
