@@ -57,7 +57,7 @@ Feature: Immutable Schema Manifest
 
     @negative @cap:schema
     Scenario: A new publication gets a new version and hash and leaves its parent untouched
-      Given client "A" of user "alice" has completed a sync while manifest version 1 was current
+      Given the harness client "A" of user "alice" has completed its first sync under manifest version 1
       And the harness has recorded the version 1 manifest as "m1"
       When the operator publishes a "class_2" manifest that adds nullable column "note" of type "string" to table "tasks"
       And client "A" connects
@@ -70,7 +70,7 @@ Feature: Immutable Schema Manifest
 
     @cap:inspect
     Scenario Outline: The server refuses to <operation> a stored manifest
-      Given client "A" of user "alice" has completed a sync while manifest version 1 was current
+      Given the harness client "A" of user "alice" has completed its first sync under manifest version 1
       When the operator tries to <operation> the stored manifest of version 1
       Then the attempt fails
       And "GET /sync/schema" serves a "manifest" byte-identical to the version 1 body recorded at the first connect

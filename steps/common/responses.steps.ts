@@ -22,7 +22,7 @@ import type { Json } from '../support/wire-client.ts';
 import { INTEGER_TOKEN } from '../support/wire-values/integers.ts';
 import { assertMemberContains } from '../support/wire-values/member-contains.ts';
 import { changesOf, lastPull } from '../support/wire-values/operations.ts';
-import { outcomeAnywhere, thatOutcome } from '../support/wire-values/outcomes.ts';
+import { outcomeAnywhere, outcomesOf, thatOutcome } from '../support/wire-values/outcomes.ts';
 import { keyValue, numberTokens, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import { lastMutation } from '../support/wire-values/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -324,12 +324,24 @@ Then('member {string} has no entry for {string}', function (this: SyncWorld, poi
 });
 
 Then('the connect response has schema action {string}', function (this: SyncWorld, action: string) {
-  const reply = this.lastReply();
-  this.assert.equal({ endpoint: reply.endpoint, status: reply.status, action: reply.json?.schema?.action }, { endpoint: 'connect', status: 200, action }, `the connect answer ${reply.text.slice(0, 400)}`);
+  // The last connect answered in the scenario, even when other requests followed it.
+  const reply = [...this.replies].reverse().find((r) => r.endpoint === 'connect');
+  this.assert.ok(reply !== undefined, 'no connect was answered in this scenario');
+  this.assert.equal({ status: reply?.status, action: reply?.json?.schema?.action }, { status: 200, action }, `the connect answer ${reply?.text.slice(0, 400)}`);
 });
 
 Then('member {string} matches schema {string}', function (this: SyncWorld, path: string, kind: string) {
   const reply = this.lastReply();
   const result = validate(kind as never, path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), reply.json));
   this.assert.ok(result.ok, `member ${path} against schema ${kind}: ${JSON.stringify(result.ok ? [] : result.errors).slice(0, 600)}`);
+});
+
+// The insert is found by its mutation_id in the request, and must have exactly one outcome.
+Then('the push response lists the insert of {string} as {string}', function (this: SyncWorld, key: string, status: string) {
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+  const insert = ((JSON.parse(reply.requestText) as Obj).mutations as Obj[]).find((m) => m.op === 'insert' && Object.values((m.pk ?? {}) as Obj).includes(key));
+  if (insert === undefined) throw new Error(`the last push sent no insert of "${key}"`);
+  const listed = outcomesOf(reply.json).filter((o) => o.mutation_id === insert.mutation_id);
+  this.assert.equal(listed.map((o) => o.status), [status], `outcomes of the insert of "${key}" in ${reply.text.slice(0, 300)}`);
 });

@@ -159,14 +159,6 @@ When('the harness client {string} reconnects and pushes batch {string} inserting
   await sendBatch(this, name, batch);
 });
 
-Then('the push response lists the insert of {string} as {string}', function (this: SyncWorld, task: string, status: string) {
-  const reply = this.lastReply();
-  this.assert.equal(reply.status, 200, `the push was answered: ${reply.text.slice(0, 500)}`);
-  const outcomes = (reply.json?.accepted ?? []) as Obj[];
-  const outcome = outcomes.find((o) => JSON.stringify(Object.values((o.pk ?? {}) as Obj)) === JSON.stringify([task]));
-  this.assert.equal(outcome?.status, status, `the outcome of the insert of ${task}: ${reply.text.slice(0, 500)}`);
-});
-
 // The client under test answering a generation refusal, as the proxy recorded it.
 
 interface SuccessorView {

@@ -177,7 +177,7 @@ Then(/^"GET \/sync\/schema" serves a "manifest" byte-identical to (the recorded 
   this.assert.equal(served.text, manifestText(recorded), `the manifest GET /sync/schema serves against ${which}`);
 });
 
-Given(/^client "([^"]+)" of user "([^"]+)" has completed a sync while manifest version (\d+) was current$/, async function (this: SyncWorld, name: string, user: string, version: string) {
+Given(/^the harness client "([^"]+)" of user "([^"]+)" has completed its first sync under manifest version (\d+)$/, async function (this: SyncWorld, name: string, user: string, version: string) {
   await this.readyServer();
   const client = this.newWire(name, user);
   const reply = await client.connect();

@@ -96,15 +96,6 @@ When('the harness client {string} pushes batch {string} holding one valid insert
   await client.push([fillerInsert(this, client, key)], { batch_id: batchId });
 });
 
-Then('the push response lists the insert of {string} as {string}', function (this: SyncWorld, key: string, status: string) {
-  const reply = this.lastReply();
-  this.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-  const insert = ((JSON.parse(reply.requestText) as Obj).mutations as Obj[]).find((m) => m.op === 'insert' && Object.values((m.pk ?? {}) as Obj).includes(key));
-  if (insert === undefined) throw new Error(`the last push sent no insert of "${key}"`);
-  const listed = outcomesOf(reply.json).filter((o) => o.mutation_id === insert.mutation_id);
-  this.assert.equal(listed.map((o) => o.status), [status], `outcomes of the insert of "${key}" in ${reply.text.slice(0, 300)}`);
-});
-
 Then('every mutation of the batch has exactly one outcome', function (this: SyncWorld) {
   const reply = this.lastReply();
   this.assert.equal(reply.status, 200, `the push was answered ${reply.status}: ${reply.text.slice(0, 300)}`);

@@ -107,3 +107,5 @@ BEGIN
   RETURN v_deleted;
 END
 $$;
+
+REVOKE EXECUTE ON FUNCTION synchro.scope_high_watermark_raise() FROM PUBLIC;

@@ -43,3 +43,8 @@ BEGIN
   END LOOP;
 END
 $$;
+
+-- Functions the files between 007 and this one created were given to PUBLIC
+-- by the defaults this file only now closes (a trigger function such as
+-- 048's included): none keeps it.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA synchro FROM PUBLIC;
