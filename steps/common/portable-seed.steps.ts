@@ -24,7 +24,8 @@ Given('the server holds these {string} rows, created by client {string}:', async
   await this.readyServer();
   // The writer is a user of its own: the scenario's users see the rows only through the scopes they are served.
   const writer = this.wire(name, `writer-${name.toLowerCase()}`);
-  if (writer.manifest === undefined) await writer.connectAndRebuild();
+  // A table registered after the writer connected is not in its manifest yet: it connects again to learn it.
+  if (writer.manifest === undefined || !writer.manifest.tables.some((t) => t.name === table)) await writer.connectAndRebuild();
   const model = this.model.table(table);
   const key = this.model.keyColumn(table);
   const labels = new Map<string, string>();
