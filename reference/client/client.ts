@@ -99,6 +99,7 @@ export class SynchroClient {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     installMetadata(db);
+    if (fault('seed007-seed-versions-not-installed') && options.seedArtifact !== undefined) db.exec('DELETE FROM _synchro_row_versions'); // fault: client:seed007-seed-versions-not-installed
     stampStatusTransactions(db);
     const config: ClientConfig = {
       clientId: options.clientId,

@@ -6,6 +6,7 @@
  */
 import { type DataTable, Given, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
+import { goOffline } from '../support/local-queue/rejections.ts';
 import { artifactReceipts, artifactState, buildArtifact, withoutArtifactBuilder } from '../support/seeds/artifacts.ts';
 import { callManifest, callPage, keptToken, pageLimitOf, scopeEntry, seedConnection, servedValue } from '../support/seeds/seed-sessions.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
@@ -74,6 +75,12 @@ processPhrase(/^client "([^"]+)" of user "[^"]+" is opened on a copy of seed art
 
 Given('client {string} of user {string} is opened on a copy of seed artifact {string}', async function (this: SyncWorld, name: string, user: string, file: string) {
   await openOnSeed(this, name, user, file);
+});
+
+Given('client {string} of user {string} is opened on a copy of seed artifact {string} with the network blocked', async function (this: SyncWorld, name: string, user: string, file: string) {
+  await openOnSeed(this, name, user, file);
+  // Opening reads only the artifact; every request the client makes later is answered 503 until the network is restored.
+  await goOffline(this, name);
 });
 
 Given('the harness has read the receipt for {string} from seed artifact {string}', function (this: SyncWorld, scope: string, file: string) {

@@ -13,11 +13,9 @@ import { processPhrase } from '../support/client-mode.ts';
 import { scopeState } from '../support/integrity/context.ts';
 import { localKeys, mintGeneration, namedProvenance } from '../support/local-queue/provenance.ts';
 import { durablePart, recordedQueue } from '../support/local-queue/recorded.ts';
-import { goOffline, rejectionsOf } from '../support/local-queue/rejections.ts';
 import { pushesOf, rowMatcher, serverOutcomes } from '../support/mutations/pushes.ts';
 import { recordNamed } from '../support/mutations/queue.ts';
 import { blockPushes, describeIntent, moveToTeam, rejectPushedUpdates, UNSENT, unresolvedView } from '../support/scope-cleanup/intent.ts';
-import { openOnSeed } from '../support/seeds/seeded-client.ts';
 import { outcomesOf } from '../support/wire-values/outcomes.ts';
 import { keyValue, type Obj } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -34,11 +32,6 @@ When('client {string} syncs with push requests blocked', async function (this: S
   await this.inSyncWindow(name, 'syncs', () => this.syncProcess(name));
 });
 
-Given('client {string} of user {string} is opened on a copy of seed artifact {string} with the network blocked', async function (this: SyncWorld, name: string, user: string, file: string) {
-  await openOnSeed(this, name, user, file);
-  await goOffline(this, name);
-});
-
 Given('the server write policy rejects every update of {string} by user {string}', async function (this: SyncWorld, table: string, _user: string) {
   // Only this user's clients push in the scenarios that say so; the policy tells pushed updates from harness commits.
   await rejectPushedUpdates(this, table);
@@ -47,15 +40,6 @@ Given('the server write policy rejects every update of {string} by user {string}
 Given('the server moves row {string} to team {string} and a new membership generation is minted for scope {string}', async function (this: SyncWorld, row: string, team: string, scope: string) {
   await moveToTeam(this, 'notes', row, team);
   await mintGeneration(this, 'notes', scope);
-});
-
-Then('client {string} no longer has rows {string} and {string} of {string}', async function (this: SyncWorld, name: string, first: string, second: string, table: string) {
-  const keys = await localKeys(this, name, table);
-  this.assert.equal(
-    keys.filter((k) => k === first || k === second),
-    [],
-    `rows of ${table} client "${name}" still holds (it holds ${keys.join(', ') || 'none'})`,
-  );
 });
 
 Then('client {string} has row {string} of {string} with {string} {string} and row {string} with {string} {string}', async function (this: SyncWorld, name: string, first: string, table: string, firstColumn: string, firstValue: string, second: string, secondColumn: string, secondValue: string) {
@@ -141,20 +125,6 @@ function thePushedUpdate(world: SyncWorld, row: string): { name: string; row: st
   if (update === undefined || update.row !== row) throw new Error(`no earlier step found the pushed update of ${row}`);
   return update;
 }
-
-Then('the update of {string} reached exactly one push outcome, which client {string} inspects', async function (this: SyncWorld, row: string, name: string) {
-  const { id } = thePushedUpdate(this, row);
-  const outcomes = serverOutcomes(await pushesOf(this, name), id);
-  const distinct = [...new Set(outcomes.map((o) => `${String(o.status)} ${String(o.code ?? '')} ${String(o.server_version ?? '')}`))];
-  this.assert.equal(distinct.length, 1, `outcomes the server gave the update of ${row} (${id}): ${distinct.join('; ') || 'none'}`);
-  const { mutations } = await (await this.process(name)).call<{ mutations: { id: string; status: string }[] }>('inspectMutations');
-  const shown = mutations.find((m) => m.id === id);
-  const rejection = (await rejectionsOf(this, name)).find((r) => r.mutationId === id);
-  const status = String(outcomes[0]?.status);
-  // Applied leaves the retained view as accepted; conflict and rejected_terminal are kept as a rejection for the application.
-  if (status === 'applied') this.assert.ok(shown === undefined || shown.status === 'accepted', `client "${name}" shows the applied update ${id} as ${JSON.stringify(shown)}`);
-  else this.assert.equal({ status: rejection?.status, code: rejection?.code }, { status, code: outcomes[0]?.code }, `the rejection client "${name}" shows for ${id}: ${JSON.stringify(rejection)}`);
-});
 
 Then('client {string} applied that outcome to row {string} as the push reconciliation rules say', async function (this: SyncWorld, name: string, row: string) {
   const { id } = thePushedUpdate(this, row);
