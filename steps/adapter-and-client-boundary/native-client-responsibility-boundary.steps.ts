@@ -10,7 +10,7 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import { sentRequests, storedVersion, taskWriter, writeTask } from '../support/client-boundary/requests.ts';
 import { processPhrase } from '../support/client-mode.ts';
-import { clientIdOf } from '../support/exchanges.ts';
+import { clientIdOf, exchangesOf } from '../support/exchanges.ts';
 import { localKeys } from '../support/local-queue/provenance.ts';
 import { rejectionsOf } from '../support/local-queue/rejections.ts';
 import { pushesOf, serverOutcomes } from '../support/mutations/pushes.ts';
@@ -21,7 +21,7 @@ import { undeterminedWithout } from '../support/optional-controls.ts';
 import { keyValue, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
-processPhrase(/^client "([^"]+)" (?:has rows "|inspection shows (?:no mutation for|the row version of|the rejection with code)|does not have row |had synced before that update|reports state "error" with failure operation )/);
+processPhrase(/^client "([^"]+)" (?:is started and left running|state log contains|has rows "|inspection shows (?:no mutation for|the row version of|the rejection with code)|does not have row |had synced before that update|reports state "error" with failure operation )/);
 
 Given('client {string} has pushed an insert of task {string} owned by {string} with title {string}', async function (this: SyncWorld, name: string, id: string, owner: string, title: string) {
   await writeTask(this, name, 'insert', id, { owner_id: owner, title });
@@ -249,4 +249,43 @@ When('the harness opens the same database with the native {string} client {strin
 
 Then('the push of client {string} carries the insert of {string} with the mutation ID client {string} inspected', function (this: SyncWorld, name: string, _row: string, binding: string) {
   return undeterminedWithout(this, `no native client "${name}" was opened on the database of binding "${binding}"`);
+});
+
+/** Push requests of client `name` as the proxy received them, oldest first, with their arrival time. */
+async function pushArrivals(world: SyncWorld, name: string): Promise<{ at: number | undefined; bytes: Buffer }[]> {
+  return (await exchangesOf(world, name, { endpoints: ['push'] })).map((e) => ({ at: e.receivedAt, bytes: e.requestBody }));
+}
+
+When(/^client "([^"]+)" is started and left running for (\d+) seconds without further calls$/, async function (this: SyncWorld, name: string, seconds: string) {
+  const client = await this.process(name);
+  const before = (await pushArrivals(this, name)).length;
+  await client.call('start');
+  // The client alone must send the retry: the harness makes no call and only watches the proxy log, up to the stated time.
+  const until = Date.now() + Number(seconds) * 1000;
+  while (Date.now() < until && (await pushArrivals(this, name)).length < before + 2) await new Promise((resolve) => setTimeout(resolve, 100));
+});
+
+Then(/^the proxy recorded a second push of client "([^"]+)" at least (\d+) seconds after the first$/, async function (this: SyncWorld, name: string, seconds: string) {
+  const pushes = await pushArrivals(this, name);
+  this.assert.ok(pushes.length >= 2, `client "${name}" sent ${pushes.length} push requests`);
+  const [first, second] = pushes;
+  this.assert.ok(first?.at !== undefined && second?.at !== undefined, 'the proxy recorded when each push arrived');
+  this.assert.ok((second?.at ?? 0) - (first?.at ?? 0) >= Number(seconds) * 1000, `the second push came ${(second?.at ?? 0) - (first?.at ?? 0)} ms after the first`);
+});
+
+Then('the second push is byte-identical to the first', async function (this: SyncWorld) {
+  const name = [...this.clients.keys()][0] as string;
+  const [first, second] = await pushArrivals(this, name);
+  this.assert.ok(first !== undefined && second !== undefined, `client "${name}" sent fewer than two push requests`);
+  this.assert.ok(first !== undefined && second !== undefined && Buffer.compare(first.bytes, second.bytes) === 0, `the second push of client "${name}" differs from the first`);
+});
+
+Then(/^client "([^"]+)" state log contains "([a-z_]+)", "([a-z_]+)", "([a-z_]+)" in that order$/, async function (this: SyncWorld, name: string, a: string, b: string, c: string) {
+  const { statusLog } = await (await this.process(name)).call<{ statusLog: string[] }>('getStatus');
+  let at = 0;
+  for (const state of [a, b, c]) {
+    const found = statusLog.indexOf(state, at);
+    this.assert.ok(found >= 0, `client "${name}" state log ${statusLog.join(' > ')} lacks "${state}" after position ${at}`);
+    at = found + 1;
+  }
 });
