@@ -39,7 +39,7 @@ Feature: Native Client Responsibility Boundary
         """
         INSERT INTO tasks (id, owner_id, title) VALUES ('t3', 'alice', 'Retry me');
         """
-      And the proxy answers the next push of client "A" with 503 "temporary_unavailable" and "Retry-After: 2"
+      And the proxy answers the next push of client "A" with status 503, code "temporary_unavailable" and Retry-After "2"
       When client "A" is started and left running for 10 seconds without further calls
       Then the proxy recorded a second push of client "A" at least 2 seconds after the first
       And the second push is byte-identical to the first
@@ -59,6 +59,7 @@ Feature: Native Client Responsibility Boundary
     Scenario Outline: The client follows the server's <decision>
       Given the proxy rewrites the next <response> to client "A" so that <rewrite>
       When client "A" syncs
+      And client "A" syncs
       Then <expectation>
 
       Examples:

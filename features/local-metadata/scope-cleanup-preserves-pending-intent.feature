@@ -10,7 +10,11 @@ Feature: Scope Cleanup Preserves Pending Intent
   access or rebuilding is no reason to throw away what the user did. The
   harness leaves local edits unsent, changes assignment or forces a rebuild on
   the server, and checks the local rows, the queue and the proxy log at each
-  step.
+  step. A client pushes before it pulls or rebuilds, so an edit is still
+  unsent at cleanup time only when the cleanup comes first (the loss is learnt
+  at the connect of a restarted client, or a seed is cleaned up at first
+  connect) or when the edit cannot be sent (a rejection kept for the
+  application to resolve).
 
   Background:
     Given a registered table "notes" with columns:
@@ -36,13 +40,14 @@ Feature: Scope Cleanup Preserves Pending Intent
         """
         UPDATE notes SET body = 'agenda v2' WHERE id = 'n1';
         """
-      When the operator revokes scope "team:t_1" from user "alice"
-      And client "A" syncs
+      And the operator revokes scope "team:t_1" from user "alice"
+      And client "A" has been restarted on the same database, so that its next sync connects first
+      When client "A" syncs
       Then client "A" no longer has rows "n2" and "n3" of "notes"
       And client "A" has row "n1" of "notes" with "body" "agenda v2"
       And client "A" provenance holds nothing for scope "team:t_1"
       And client "A" inspection shows no cursor, checksum or rebuild attempt for "team:t_1"
-      And client "A" inspection shows the update of "n1" still "pending" and no other mutation
+      And client "A" inspection shows the update of "n1" still unsent and no other mutation
 
   Rule: Rows addressed by pending or blocked intent keep their local state on every cleanup path until push-first reconciliation or application policy resolves the intent
 
@@ -59,19 +64,20 @@ Feature: Scope Cleanup Preserves Pending Intent
       And client "A" applied that outcome to row "n1" as the push reconciliation rules say
 
     @cap:scopes @cap:provision @cap:sourceSql
-    Scenario Outline: A rebuild <stage> keeps the row whose edit is still <intent>
-      Given <make intent>
+    Scenario: A rebuild reset and final pruning keep the row whose rejected edit awaits the application
+      Given the server write policy rejects every update of "notes" by user "alice"
+      And client "A" executes SQL:
+        """
+        UPDATE notes SET body = 'agenda v2' WHERE id = 'n1';
+        """
+      And client "A" has synced
+      And client "A" inspection shows a rejection of that mutation with status "rejected_terminal" and code "policy_rejected"
       And the server moves row "n1" to team "t_2" and a new membership generation is minted for scope "team:t_1"
-      When client "A" syncs with push requests blocked
+      When client "A" syncs
       Then client "A" rebuilt scope "team:t_1"
       And client "A" has row "n1" of "notes" with "body" "agenda v2"
       And client "A" provenance for row "n1" of "notes" does not contain "team:t_1"
-      And client "A" inspection still shows the update of "n1" as "<intent>"
-
-      Examples:
-        | stage                          | intent                  | make intent                                                                                                                     |
-        | reset and final pruning        | pending                 | client "A" has executed "UPDATE notes SET body = 'agenda v2' WHERE id = 'n1'" while push requests are blocked                  |
-        | reset and final pruning        | blocked_by_predecessor  | client "A" has an unsent delete of "n1" followed by an update setting "body" to "agenda v2", made while push requests are blocked |
+      And client "A" inspection still shows that rejection with code "policy_rejected" and the unchanged mutation
 
     @cap:scopes @cap:crash
     Scenario: A crash inside scope cleanup keeps the protected row and the queue
@@ -80,12 +86,13 @@ Feature: Scope Cleanup Preserves Pending Intent
         """
         UPDATE notes SET body = 'agenda v2' WHERE id = 'n1';
         """
+      And the operator revokes scope "team:t_1" from user "alice"
+      And client "A" has been restarted on the same database, so that its next sync connects first
       And client "A" is armed to crash at "inside_scope_cleanup"
-      When the operator revokes scope "team:t_1" from user "alice"
-      And client "A" syncs
+      When client "A" syncs
       And the harness restarts client "A" with the network blocked
       Then client "A" has row "n1" of "notes" with "body" "agenda v2"
-      And client "A" inspection shows the update of "n1" still "pending"
+      And client "A" inspection shows the update of "n1" still unsent and no other mutation
 
     @cap:seed @cap:scopes
     Scenario: Seed cleanup at first connect keeps an offline insert and an offline edit
@@ -111,30 +118,39 @@ Feature: Scope Cleanup Preserves Pending Intent
       And client "S" syncs with push requests blocked
       Then client "S" no longer has row "p2" of "products"
       And client "S" has row "p1" of "products" with "name" "Steel kettle" and row "p9" with "name" "Whisk"
-      And client "S" inspection shows the update of "p1" and the insert of "p9" still "pending"
+      And client "S" inspection shows the update of "p1" and the insert of "p9" still unsent
 
   Rule: Cleanup never becomes a mutation, and lost assignment or rebuild never authorizes discarding intent
 
     @negative @cap:scopes
-    Scenario Outline: <path> creates no mutation and discards no intent
-      Given client "A" executes SQL:
+    Scenario: Assignment removal creates no mutation and discards no intent
+      Given the proxy blocks push requests from client "A"
+      And client "A" executes SQL:
         """
         UPDATE notes SET body = 'agenda v2' WHERE id = 'n1';
         """
       And the harness has recorded the mutations client "A" inspects as "before"
-      When <trigger>
-      And client "A" syncs with push requests blocked
-      Then client "A" inspection shows exactly the mutations recorded as "before", unchanged
+      And the operator revokes scope "team:t_1" from user "alice"
+      And client "A" has been restarted on the same database, so that its next sync connects first
+      When client "A" syncs
+      Then client "A" inspection shows exactly the mutations recorded as "before", unsent
       And the proxy recorded no push from client "A" that carries a "delete" of "n1", "n2" or "n3"
 
-      Examples:
-        | path               | trigger                                                   |
-        | Assignment removal | the operator revokes scope "team:t_1" from user "alice"   |
-
-      @cap:provision
-      Examples: rebuild
-        | path               | trigger                                                                          |
-        | A forced rebuild   | the operator changes the membership rule of "notes" so that it mints a new membership generation for scope "team:t_1" |
+    @negative @cap:scopes @cap:provision
+    Scenario: A forced rebuild creates no mutation and discards no intent
+      Given the server write policy rejects every update of "notes" by user "alice"
+      And client "A" executes SQL:
+        """
+        UPDATE notes SET body = 'agenda v2' WHERE id = 'n1';
+        """
+      And client "A" has synced
+      And the harness has recorded the mutations client "A" inspects as "before"
+      When the operator changes the membership rule of "notes" so that it mints a new membership generation for scope "team:t_1"
+      And client "A" syncs
+      Then client "A" rebuilt scope "team:t_1"
+      And client "A" inspection shows exactly the mutations recorded as "before", unchanged
+      And the proxy recorded no push from client "A" after the rejection
+      And client "A" has row "n1" of "notes" with "body" "agenda v2"
 
     @negative @cap:scopes @cap:provision
     Scenario: A rejected edit without a server row keeps the local row after the assignment is lost
@@ -144,9 +160,9 @@ Feature: Scope Cleanup Preserves Pending Intent
         UPDATE notes SET body = 'agenda v2' WHERE id = 'n1';
         """
       And client "A" has synced
-      And client "A" inspection shows a rejection of that update with status "rejected_terminal" and code "policy_rejected"
+      And client "A" inspection shows a rejection of that mutation with status "rejected_terminal" and code "policy_rejected"
       When the operator revokes scope "team:t_1" from user "alice"
       And client "A" syncs
       Then client "A" has row "n1" of "notes" with "body" "agenda v2"
-      And client "A" inspection still shows that rejection
+      And client "A" inspection still shows that rejection with code "policy_rejected" and the unchanged mutation
       And client "A" no longer has rows "n2" and "n3" of "notes"

@@ -35,6 +35,7 @@ Feature: Complete Cursor Bindings
     And user "alice" is assigned scope "board:b"
     And the harness has committed and capture has materialized:
       """
+      INSERT INTO public.tasks (id, list_id, title) VALUES ('t-0', 'a', 'zero');
       INSERT INTO public.tasks (id, list_id, title) VALUES ('t-1', 'a', 'one');
       INSERT INTO public.notes (id, board_id, body) VALUES ('n-1', 'b', 'note one');
       """
@@ -89,6 +90,7 @@ Feature: Complete Cursor Bindings
       Given the harness has committed and capture has materialized:
         """
         INSERT INTO public.notes (id, board_id, body) VALUES ('n-2', 'b', 'note two');
+        INSERT INTO public.tasks (id, list_id, title) VALUES ('t-h', 'a', 'hidden');
         """
       And server inspection records the checkpoints of "H" as "before"
       When the operator changes the membership rule of table "tasks" so that rows titled "hidden" belong to no scope
@@ -114,7 +116,7 @@ Feature: Complete Cursor Bindings
       And the harness client "H" has pulled with limit 10 presenting the "old" cursors
       And the harness client "H" has pulled presenting its current cursors
       And the operator compacts scope "list:a"
-      When the harness client "H" pulls with limit 10 presenting the "old" cursors
+      When the harness client "H" pulls with limit 10 presenting cursor "old" for scope "list:a"
       Then the response status is 200
       And member "rebuild" is ["list:a"]
       And the response has no member "/scope_cursors/list:a"
@@ -129,7 +131,7 @@ Feature: Complete Cursor Bindings
 
     @cap:clients
     Scenario: a cursor from an earlier client generation is stale after the client reconnects
-      When the operator expires the client generation of "H"
+      When the operator expires the client generation of client "H"
       And the harness client "H" connects presenting its installed schema
       And the harness client "H" pulls with limit 10 under its new client generation presenting the "old" cursors
       Then the response status is 200
@@ -150,11 +152,15 @@ Feature: Complete Cursor Bindings
 
     @negative
     Scenario: a stale token beside a forged one still fails the whole pull and acknowledges nothing
-      Given the harness client "H" has pulled presenting its current cursors
+      Given the harness has committed and capture has materialized:
+        """
+        INSERT INTO public.tasks (id, list_id, title) VALUES ('t-h', 'a', 'hidden');
+        """
+      And the harness client "H" has pulled presenting its current cursors
       And the harness has recorded the cursors of "H" as "acked"
       And the harness client "H" has pulled presenting the "acked" cursors
       And the operator changes the membership rule of table "tasks" so that rows titled "hidden" belong to no scope
       When the harness client "H" pulls with limit 10 presenting the "acked" cursor for scope "list:a" and, for scope "board:b", the "acked" cursor with the character at its middle position replaced
       Then the response status is 400 with error code "invalid_request"
-      And server inspection shows the checkpoint of "H" for scope "board:b" at the position of the "acked" cursor for that scope
-      And server inspection shows the checkpoint of "H" for scope "list:a" at the position of the "acked" cursor for that scope
+      And server inspection shows the checkpoint of "H" for scope "board:b" at the position of cursor "acked"
+      And server inspection shows the checkpoint of "H" for scope "list:a" at the position of cursor "acked"

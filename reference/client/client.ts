@@ -86,6 +86,8 @@ export class SynchroClient {
   readonly life: Lifecycle;
   #depth = 0;
   #running: Promise<{ completion: Completion; status: Status }> | undefined;
+  /** Set while the client drives its own sync runs after `start` (see #driveUntilSettled). */
+  #driving = false;
 
   private constructor(ctx: Ctx, life: Lifecycle) {
     this.ctx = ctx;
@@ -99,6 +101,7 @@ export class SynchroClient {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     installMetadata(db);
+    if (fault('seed007-seed-versions-not-installed') && options.seedArtifact !== undefined) db.exec('DELETE FROM _synchro_row_versions'); // fault: client:seed007-seed-versions-not-installed
     stampStatusTransactions(db);
     const config: ClientConfig = {
       clientId: options.clientId,
@@ -220,7 +223,32 @@ export class SynchroClient {
     this.#lifecycleCall('start');
     if (fault('local004-start-clears-rejections')) this.clearRejections(); // fault: client:local004-start-clears-rejections
     if (this.life.state === 'stopped') this.life.go('local_ready');
+    else this.#driveUntilSettled();
     return this.status();
+  }
+
+  /**
+   * `start` on a client that is not stopped hands scheduling to the client:
+   * it runs sync cycles on its own, and after a retryable failure waits for
+   * the stored backoff deadline and retries the same work, until a run ends
+   * idle or in error, or the application stops it. The host supplies no
+   * retry timer.
+   */
+  #driveUntilSettled(): void {
+    if (this.#driving) return;
+    this.#driving = true;
+    void (async () => {
+      try {
+        for (;;) {
+          const { completion } = await this.syncNow();
+          if (completion !== 'blocked' || this.life.stopRequested || this.life.state === 'stopped') return;
+        }
+      } catch {
+        // A failed run is already stored as the client's error state; nothing more to report here.
+      } finally {
+        this.#driving = false;
+      }
+    })();
   }
 
   /**

@@ -115,6 +115,17 @@ async function localRows(world: SyncWorld, name: string, sql: string, params: un
   return (await client.call<{ rows: Record<string, unknown>[] }>('query', { sql, params })).rows;
 }
 
+Then('client {string} no longer has rows {string} and {string} of {string}', async function (this: SyncWorld, name: string, first: string, second: string, table: string) {
+  const key = this.model.keyColumn(table);
+  const rows = await localRows(this, name, `SELECT CAST("${key.name}" AS TEXT) AS id FROM "${table}" ORDER BY 1`);
+  const keys = rows.map((r) => String(r.id));
+  this.assert.equal(
+    keys.filter((k) => k === first || k === second),
+    [],
+    `rows of ${table} client "${name}" still holds (it holds ${keys.join(', ') || 'none'})`,
+  );
+});
+
 Then('client {string} has no row {string} in table {string}', async function (this: SyncWorld, name: string, id: string, table: string) {
   const key = this.model.keyColumn(table);
   const rows = await localRows(this, name, `SELECT 1 FROM "${table}" WHERE CAST("${key.name}" AS TEXT) = ?`, [id]);

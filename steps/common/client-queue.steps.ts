@@ -7,13 +7,15 @@
  */
 import { type DataTable, Given, Then, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
+import { rejectionsOf } from '../support/local-queue/rejections.ts';
 import { restartAfterCrash, syncInBackground } from '../support/mutations/holds.ts';
-import { pushesOf } from '../support/mutations/pushes.ts';
+import { pushesOf, serverOutcomes } from '../support/mutations/pushes.ts';
 import { batchesOf, describeQueue, ofRow, queueOf, recordNamed, written } from '../support/mutations/queue.ts';
 import { queueState } from '../support/mutations/state.ts';
 import { runApplicationSql } from '../support/mutations/writes.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
 import { localRowsAsText } from '../support/push-ledger/client-outcomes.ts';
+import { keyValue } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 processPhrase(/^client "([^"]+)" (?:syncs in the background|is killed and restarted|will crash at point|is restarted|query "|shows |still shows |emitted |stores )/);
@@ -124,4 +126,20 @@ Then('every mutation ID client {string} captured appears exactly once in its ins
 Then(/^client "([^"]+)" shows no record (?:for|of) the (insert|update|delete) of row "([^"]+)"$/, async function (this: SyncWorld, name: string, op: string, row: string) {
   const records = written(ofRow(await queueOf(this, name), row)).filter((r) => r.op === op);
   this.assert.equal(records.length, 0, `client "${name}" still shows ${describeQueue(records)}`);
+});
+
+Then('the update of {string} reached exactly one push outcome, which client {string} inspects', async function (this: SyncWorld, row: string, name: string) {
+  const pushes = await pushesOf(this, name);
+  const ids = [...new Set(pushes.flatMap((p) => p.mutations).filter((m) => m.op === 'update' && String(keyValue(m.pk)) === row).map((m) => String(m.mutation_id)))];
+  this.assert.equal(ids.length, 1, `mutation IDs under which client "${name}" pushed an update of ${row}: ${ids.join(', ') || 'none'}`);
+  const id = ids[0] as string;
+  const outcomes = serverOutcomes(pushes, id);
+  const distinct = [...new Set(outcomes.map((o) => `${String(o.status)} ${String(o.code ?? '')} ${String(o.server_version ?? '')}`))];
+  this.assert.equal(distinct.length, 1, `outcomes the server gave the update of ${row} (${id}): ${distinct.join('; ') || 'none'}`);
+  const shown = (await queueOf(this, name)).find((r) => r.id === id);
+  const rejection = (await rejectionsOf(this, name)).find((r) => r.mutationId === id);
+  const status = String(outcomes[0]?.status);
+  // Applied leaves the retained view as accepted; conflict and rejected_terminal are kept as a rejection for the application.
+  if (status === 'applied') this.assert.ok(shown === undefined || shown.status === 'accepted', `client "${name}" shows the applied update ${id} as ${JSON.stringify(shown)}`);
+  else this.assert.equal({ status: rejection?.status, code: rejection?.code }, { status, code: outcomes[0]?.code }, `the rejection client "${name}" shows for ${id}: ${JSON.stringify(rejection)}`);
 });

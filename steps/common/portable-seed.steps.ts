@@ -6,6 +6,7 @@
  */
 import { type DataTable, Given, When } from '@cucumber/cucumber';
 import { processPhrase } from '../support/client-mode.ts';
+import { goOffline } from '../support/local-queue/rejections.ts';
 import { artifactReceipts, artifactState, buildArtifact, withoutArtifactBuilder } from '../support/seeds/artifacts.ts';
 import { callManifest, callPage, keptToken, pageLimitOf, scopeEntry, seedConnection, servedValue } from '../support/seeds/seed-sessions.ts';
 import { openOnSeed } from '../support/seeds/seeded-client.ts';
@@ -24,7 +25,8 @@ Given('the server holds these {string} rows, created by client {string}:', async
   await this.readyServer();
   // The writer is a user of its own: the scenario's users see the rows only through the scopes they are served.
   const writer = this.wire(name, `writer-${name.toLowerCase()}`);
-  if (writer.manifest === undefined) await writer.connectAndRebuild();
+  // A table registered after the writer connected is not in its manifest yet: it connects again to learn it.
+  if (writer.manifest === undefined || !writer.manifest.tables.some((t) => t.name === table)) await writer.connectAndRebuild();
   const model = this.model.table(table);
   const key = this.model.keyColumn(table);
   const labels = new Map<string, string>();
@@ -73,6 +75,12 @@ processPhrase(/^client "([^"]+)" of user "[^"]+" is opened on a copy of seed art
 
 Given('client {string} of user {string} is opened on a copy of seed artifact {string}', async function (this: SyncWorld, name: string, user: string, file: string) {
   await openOnSeed(this, name, user, file);
+});
+
+Given('client {string} of user {string} is opened on a copy of seed artifact {string} with the network blocked', async function (this: SyncWorld, name: string, user: string, file: string) {
+  await openOnSeed(this, name, user, file);
+  // Opening reads only the artifact; every request the client makes later is answered 503 until the network is restored.
+  await goOffline(this, name);
 });
 
 Given('the harness has read the receipt for {string} from seed artifact {string}', function (this: SyncWorld, scope: string, file: string) {

@@ -12,6 +12,7 @@ import { exchangesOf } from '../support/exchanges.ts';
 import { integrity, manifests } from '../support/integrity/context.ts';
 import { parseStrict, verifyRowMessage, wireText } from '../support/integrity/oracle.ts';
 import { keyText } from '../support/integrity/row-digest.ts';
+import { processWriteOutcomes } from '../support/offline-writes/first-connect.ts';
 import { member } from '../support/reply.ts';
 import { lastPull as lastPullAnswer, listed } from '../support/scope-generations/invalidation.ts';
 import { generationsState, scopeList } from '../support/scope-generations/state.ts';
@@ -264,7 +265,13 @@ Then('the pull response lists no change for table {string}', async function (thi
   this.assert.equal(changesOf(reply).filter((c) => c.table === tableId), [], `changes for ${name} in the pull response`);
 });
 
-Then('the push outcome of that mutation is {string}', function (this: SyncWorld, status: string) {
+Then('the push outcome of that mutation is {string}', async function (this: SyncWorld, status: string) {
+  // A client process wrote "that mutation" through application SQL: its outcome is in what the proxy delivered to it.
+  if (lastMutation.get(this) === undefined && this.clients.size > 0) {
+    const { name, id, outcomes } = await processWriteOutcomes(this);
+    this.assert.equal([...new Set(outcomes.map((o) => String(o.status)))], [status], `outcomes the server gave mutation ${id} of client "${name}"`);
+    return;
+  }
   const id = thatMutation(this);
   const outcome = outcomeAnywhere(this, id);
   const sent = [...this.replies].reverse().find((r) => r.endpoint === 'push' && r.requestText.includes(id))?.requestText;

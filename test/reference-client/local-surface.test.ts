@@ -99,7 +99,8 @@ test('server-originated writes create no mutation', async () => {
 
 test('before a verified manifest, synced writes are refused and local-only tables work', () => {
   const c = SynchroClient.open({ path: ':memory:', clientId: 'fresh', transport: async () => assert.fail('no network expected') });
-  assert.throws(() => c.execute("INSERT INTO orders(id) VALUES ('a')"), /no such table/);
+  // No manifest was installed: the write is refused with a typed code, not left to fail inside SQLite.
+  assert.throws(() => c.execute("INSERT INTO orders(id) VALUES ('a')"), (e: unknown) => (e as { code?: string }).code === 'no_verified_manifest');
   c.execute('CREATE TABLE drafts (id INTEGER PRIMARY KEY, text TEXT)');
   c.execute("INSERT INTO drafts(text) VALUES ('local only')");
   assert.equal(c.query('SELECT * FROM drafts').length, 1);
@@ -125,7 +126,16 @@ test('a tampered bundled manifest is refused', () => {
   const bad = { ...manifest(), schema_hash: 'f'.repeat(64) };
   const c = SynchroClient.open({ path: ':memory:', clientId: 'tampered', transport: async () => assert.fail('no network'), bundledManifest: bad });
   assert.equal(c.life.state, 'error');
-  assert.throws(() => c.execute("INSERT INTO orders(id) VALUES ('a')"), /no such table/);
+  // No manifest was installed: the write is refused with a typed code, not left to fail inside SQLite.
+  assert.throws(() => c.execute("INSERT INTO orders(id) VALUES ('a')"), (e: unknown) => (e as { code?: string }).code === 'no_verified_manifest');
+  c.close();
+});
+
+test('without a manifest a write to an unknown table is refused, a local-only table stays writable', () => {
+  const c = SynchroClient.open({ path: ':memory:', clientId: 'no-manifest', transport: async () => assert.fail('no network') });
+  assert.throws(() => c.execute("INSERT INTO orders(id) VALUES ('a')"), (e: unknown) => (e as { code?: string }).code === 'no_verified_manifest');
+  c.execute('CREATE TABLE drafts (id TEXT PRIMARY KEY, body TEXT)');
+  assert.equal(c.execute("INSERT INTO drafts(id, body) VALUES ('d1', 'kept')").changes, 1);
   c.close();
 });
 

@@ -249,6 +249,23 @@ test('syncNow while stopped sends nothing; start reopens through local_ready', a
   c.close();
 });
 
+test('start on a running client drives its own runs and retries a 503 after Retry-After without another call', async () => {
+  const c = fresh();
+  await c.syncNow();
+  c.execute("INSERT INTO orders(id) VALUES ('self-driven')");
+  server.script('/sync/push', { status: 503, body: { error: { code: 'temporary_unavailable', message: 'later', retryable: true } }, retryAfter: '1' });
+  const before = server.count('/sync/push');
+  c.start();
+  const accepted = () => c.inspectMutations().find((m) => m.recordId === 'self-driven')?.status === 'accepted';
+  const deadline = Date.now() + 10_000;
+  while (!accepted() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(accepted(), 'the insert was pushed and accepted without a second syncNow');
+  assert.equal(server.count('/sync/push') - before, 2, 'one refused push and its retry');
+  assert.match(c.life.log.join(' '), /pushing backoff pushing/);
+  await c.stop();
+  c.close();
+});
+
 test('two clients converge through the server under writes and conflicts', async () => {
   const a = fresh();
   const b = fresh();

@@ -40,6 +40,7 @@ export function isProtected(ctx: Ctx, tableId: string, recordId: string): boolea
     .prepare(`SELECT 1 FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state IN ('pending', 'sealed', 'blocked_by_predecessor') LIMIT 1`)
     .get(tableId, recordId);
   if (pending !== undefined) return true;
+  if (fault('local006-rejected-edit-unprotected')) return false; // fault: client:local006-rejected-edit-unprotected
   const table = [...(ctx.schema?.tables ?? [])].find((t) => t.tableId === tableId);
   if (table === undefined) return false;
   const rejected = ctx.db

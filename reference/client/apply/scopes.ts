@@ -58,6 +58,7 @@ export function clearScopeRows(ctx: Ctx, scopeId: string): void {
 
 /** Forgets a removed scope entirely: provenance, cursor, checksum, rebuild attempt and receipts. */
 export function removeScope(ctx: Ctx, scopeId: string): void {
+  if (fault('local006-revoke-deletes-edited-rows')) for (const r of ctx.db.prepare('SELECT table_id, record_id FROM _synchro_scope_rows WHERE scope_id = ?').all(scopeId) as { table_id: string; record_id: string }[]) { const t = ctx.schema?.byId.get(r.table_id); if (t !== undefined) deleteRow(ctx, t, r.record_id); } // fault: client:local006-revoke-deletes-edited-rows
   clearScopeRows(ctx, scopeId);
   ctx.crash('inside_scope_cleanup');
   const attempt = ctx.db.prepare('SELECT rebuild_id FROM _synchro_rebuild_attempts WHERE scope_id = ?').get(scopeId) as { rebuild_id: string } | undefined;

@@ -37,6 +37,8 @@ export function guardStatement(ctx: Ctx, sql: string): StatementKind {
     const target = writeTarget(sql);
     const table = target === undefined ? undefined : ctx.schema?.byName.get(target);
     if (fault('synced-delete-needs-api') && first === 'DELETE' && table !== undefined) throw new SqlRefused('use_delete_api', `rows of ${table.name} are deleted through the client's delete API`); // fault: client:synced-delete-needs-api
+    // Without a verified manifest the client cannot tell a synced table's identity: a write to anything but an existing local-only table waits for one.
+    if (ctx.schema === undefined && target !== undefined && !localTableExists(ctx, target) && !fault('seed007-unverified-write-reaches-sqlite')) throw new SqlRefused('no_verified_manifest', `no verified schema manifest is installed yet; ${target} is not a local-only table, so writes to it wait for the first connect`); // fault: client:seed007-unverified-write-reaches-sqlite
     if (table !== undefined && !triggersIntact(ctx, table.name, triggerDdl(table))) {
       throw new SqlRefused('capture_triggers_missing', `capture triggers of ${table.name} are not the generated set; the write is refused`);
     }
@@ -52,6 +54,11 @@ export function guardStatement(ctx: Ctx, sql: string): StatementKind {
     return 'ddl';
   }
   throw new SqlRefused('unsupported_statement', `statement kind ${first || '(empty)'} is not part of the application SQL surface`);
+}
+
+/** Whether the application's database already holds a table of that name (a local-only table, when no manifest is installed). */
+function localTableExists(ctx: Ctx, name: string): boolean {
+  return ctx.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND lower(name) = ?").get(name) !== undefined;
 }
 
 function normalize(sql: string): string {

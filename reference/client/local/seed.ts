@@ -10,6 +10,7 @@ import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { canonicalJson, digestRow, fromHex, ScopeDigestBuilder, toHex } from '../../../harness/codec/index.ts';
 import type { ConnectResponse } from '../../../harness/wire/generated.ts';
+import { deleteRow } from '../apply/rows.ts';
 import { clearScopeRows, localScopeDigest } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
@@ -219,10 +220,12 @@ export function settleSeed(ctx: Ctx, response: ConnectResponse): void {
   for (const r of receipts) {
     const held = ctx.db.prepare('SELECT cursor FROM _synchro_scopes WHERE scope_id = ?').get(r.scopeId) as { cursor: string | null } | undefined;
     if (held === undefined) {
+      if (fault('seed007-seed-cleanup-drops-edited-rows')) for (const x of ctx.db.prepare('SELECT table_id, record_id FROM _synchro_scope_rows WHERE scope_id = ?').all(r.scopeId) as { table_id: string; record_id: string }[]) { const t = ctx.schema?.byId.get(x.table_id); if (t !== undefined) deleteRow(ctx, t, x.record_id); } // fault: client:seed007-seed-cleanup-drops-edited-rows
       if (!fault('seed-keeps-unassigned-scope')) clearScopeRows(ctx, r.scopeId); // fault: client:seed-keeps-unassigned-scope
     } else if (held.cursor !== null && cursors.get(r.scopeId) === held.cursor) {
       ctx.db.prepare('UPDATE _synchro_scopes SET checksum = ?, local_checksum = ? WHERE scope_id = ?').run(r.checksum, localScopeDigest(ctx, r.scopeId), r.scopeId);
     }
   }
+  if (fault('seed007-receipt-kept-as-cursor')) for (const r of receipts) ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = 0 WHERE scope_id = ?').run(r.receipt, r.scopeId); // fault: client:seed007-receipt-kept-as-cursor
   ctx.db.prepare('DELETE FROM _synchro_seed_receipts').run();
 }

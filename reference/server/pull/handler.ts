@@ -68,6 +68,8 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
       if (cursor === null) continue;
       const check = await checkCursor(db, bindings, scope, cursor, lineage.get(scope) as NonNullable<ReturnType<typeof lineage.get>>, boundary);
       if (check.status === 'forged' && fault('accept-forged-cursor')) { stale.add(scope); continue; } // fault: server:accept-forged-cursor
+      if (check.status === 'forged' && fault('pull008-forged-scope-isolated') && presented.length > 1) { stale.add(scope); continue; } // fault: server:pull008-forged-scope-isolated
+      if (check.status === 'stale' && fault('pull008-stale-cursor-refused')) throw invalidRequest(); // fault: server:pull008-stale-cursor-refused
       if (check.status === 'forged') throw invalidRequest();
       if (check.status === 'stale') stale.add(scope);
       else valid.set(scope, check.position);

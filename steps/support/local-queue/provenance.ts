@@ -68,8 +68,7 @@ let ruleCounter = 0;
 /** A membership function placing each row in one scope per listed item, leaving out `without` when given. */
 function listedRuleSql(table: TableSpec, keyName: string, keyType: string, without?: string): { name: string; sql: string } {
   const rules = table.eachListed ?? [];
-  if (rules.length === 0 && table.placements.length > 0 && table.conditional.length + table.whenSet.length === 0) return templateRuleSql(table, keyName, keyType, without);
-  if (rules.length === 0 || table.placements.length + table.conditional.length + table.whenSet.length > 0) throw new Error(`table "${table.name}" is not placed by comma-separated lists alone; its rule cannot be rewritten here`);
+  if (rules.length + table.placements.length === 0 || table.conditional.length + table.whenSet.length > 0) throw new Error(`table "${table.name}" is not placed by scope templates or comma-separated lists alone; its rule cannot be rewritten here`);
   ruleCounter += 1;
   const name = `public.${table.name}_listed_rule_${ruleCounter}_${process.pid}`;
   const selects = rules.map((rule) => {
@@ -78,18 +77,16 @@ function listedRuleSql(table: TableSpec, keyName: string, keyType: string, witho
     const exclusion = without === undefined ? '' : ` AND ${scope} <> ${literal(without)}`;
     return `SELECT ${scope} FROM synchro_projection.${ident(table.name)} r CROSS JOIN LATERAL unnest(string_to_array(r.${ident(rule.column)}::text, ',')) AS e(item) WHERE r.${ident(keyName)} = p_key AND e.item <> ''${exclusion}`;
   });
-  return { name, sql: `CREATE FUNCTION ${name}(p_key ${sqlType(keyType)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC\n  ${selects.join('\n  UNION ')};\nEND;` };
-}
-
-/** The same for a table placed by scope templates alone (`team:{team_id}`): each row's scope, leaving out `without`. */
-function templateRuleSql(table: TableSpec, keyName: string, keyType: string, without?: string): { name: string; sql: string } {
-  ruleCounter += 1;
-  const name = `public.${table.name}_template_rule_${ruleCounter}_${process.pid}`;
-  const selects = table.placements.map((template) => {
-    const scope = template.split(/(\{[^}]+\})/).filter((part) => part !== '').map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part))).join(' || ');
+  // A plain template ("team:{team_id}") places each row in one scope built from its columns.
+  for (const template of table.placements) {
+    const scope = template
+      .split(/(\{[^}]+\})/)
+      .filter((part) => part !== '')
+      .map((part) => (part.startsWith('{') ? `r.${ident(part.slice(1, -1))}::text` : literal(part)))
+      .join(' || ');
     const exclusion = without === undefined ? '' : ` AND ${scope} <> ${literal(without)}`;
-    return `SELECT ${scope} FROM synchro_projection.${ident(table.name)} r WHERE r.${ident(keyName)} = p_key${exclusion}`;
-  });
+    selects.push(`SELECT ${scope} FROM synchro_projection.${ident(table.name)} r WHERE r.${ident(keyName)} = p_key${exclusion}`);
+  }
   return { name, sql: `CREATE FUNCTION ${name}(p_key ${sqlType(keyType)}) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC\n  ${selects.join('\n  UNION ')};\nEND;` };
 }
 

@@ -42,7 +42,7 @@ export function splitStatements(sql: string): string[] {
 }
 
 /** A scenario that judges its statement itself ("the statement succeeds") gets the failure recorded instead of raised. */
-const VERDICT_STEP = /^the statement (?:succeeds|fails)/;
+const VERDICT_STEP = /^the statement (?:succeeds|fails|is refused)/;
 
 /**
  * Runs application SQL on client `name`. A single statement goes through
