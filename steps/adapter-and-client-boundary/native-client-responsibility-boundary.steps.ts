@@ -155,11 +155,6 @@ Then('the proxy recorded exactly one push carrying that mutation ID', async func
   this.assert.equal(carrying.length, 1, `push requests of client "${name}" carrying mutation ${id}`);
 });
 
-Then('client {string} reports state {string} with failure operation {string} and recovery action {string}', async function (this: SyncWorld, name: string, state: string, operation: string, action: string) {
-  const status = await (await this.process(name)).call<{ status: string; failure?: { operation?: string; recoveryAction?: string } }>('getStatus');
-  this.assert.equal({ state: status.status, operation: status.failure?.operation, action: status.failure?.recoveryAction }, { state, operation, action }, `the status client "${name}" reports`);
-});
-
 Then('the proxy recorded no push, pull or rebuild of client {string} after that connect', async function (this: SyncWorld, name: string) {
   const requests = await sentRequests(this, name);
   const last = requests.map((r) => r.endpoint).lastIndexOf('connect');

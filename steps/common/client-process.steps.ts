@@ -220,3 +220,15 @@ Given('client {string} is armed to crash at {string} for scope {string}', async 
   if (others.length > 0) throw new Error(`client "${name}" also has ${others.join(', ')} waiting for a rebuild: a crash at "${point}" would not be bound to ${scope}`);
   return await armCrashPoint(this, name, point);
 });
+
+Then(
+  /^client "([^"]+)" reports state "([a-z_]+)" with failure operation "([a-z_]+)" and recovery action "([a-z_]+)"$/,
+  async function (this: SyncWorld, name: string, state: string, operation: string, action: string) {
+    const status = await (await this.process(name)).call<{ status: string; failure?: { operation?: string; recoveryAction?: string } }>('getStatus');
+    this.assert.equal(
+      { state: status.status, operation: status.failure?.operation, recoveryAction: status.failure?.recoveryAction },
+      { state, operation, recoveryAction: action },
+      `the status client "${name}" reports: ${JSON.stringify(status.failure)}`,
+    );
+  },
+);

@@ -69,11 +69,6 @@ When('the operator runs an authorized stream reset to completion', async functio
   await server.capture.resetStream();
 });
 
-When(/^the harness client "([^"]+)" connects presenting its installed schema(?: and its cursors)?$/, async function (this: SyncWorld, name: string) {
-  const reply = await this.wire(name).connect();
-  if (reply.status !== 200) throw new Error(`the connect of client "${name}" was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
-});
-
 When(/^the harness client "([^"]+)" pulls with limit (\d+) under (?:its new client generation|the new schema) presenting the "([^"]+)" cursors$/, async function (this: SyncWorld, name: string, limit: string, label: string) {
   await pullPresentingRecorded(this, name, label, Number(limit));
 });
