@@ -185,8 +185,12 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
     '/ready': {
       method: 'GET',
       handler: async (_req, res) => {
+        if (fault('cap011-ready-by-ping') && (await pool.query('SELECT 1')).rowCount === 1) return send(res, 200, '{"ready":true}'); // fault: server:cap011-ready-by-ping
         let ready = false;
         try {
+          // The reference publishes the schema manifest from this process, when a request first needs it;
+          // readiness requires it published for the active registry, so a probe publishes one that is due.
+          await manifests.catalog();
           const r = (await asAdapter(pool, 'SELECT synchro.synchro_readiness() AS r')) as Record<string, unknown> | null | undefined;
           ready = typeof r === 'object' && r !== null && Object.keys(r).length === 1 && r.ready === true;
         } catch {

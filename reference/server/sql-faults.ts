@@ -25,6 +25,9 @@ const PUSH_GUARD = 'synchro.synchro_push_guard()';
 const REGISTRATION = 'synchro.registration_register(text, text, text, text, text, text, text, text, text[], text[], integer)';
 /** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
 const FENCE = 'synchro.synchro_capture_fence()';
+/** Capture readiness: the capture checks and the registry/trigger checks of the detail (008, 006). */
+const CAPTURE_HEALTH = 'synchro.capture_health()';
+const HEALTH_DETAIL = 'synchro.synchro_health_detail()';
 
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
@@ -49,5 +52,9 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('cap010-generated-key-with-push')) amendments.push({ fn: REGISTRATION, from: "IF p_push_policy = 'enabled' AND (v_pk_att.atthasdef", to: 'IF false AND (v_pk_att.atthasdef' }); // fault: server:cap010-generated-key-with-push
   if (fault('cap010-key-type-by-base-type')) amendments.push({ fn: REGISTRATION, from: 'v_pk_type := synchro.portable_type_of(v_pk_att.atttypid);', to: "v_pk_type := synchro.portable_type_of(coalesce((SELECT nullif(typbasetype, 0) FROM pg_type WHERE oid = v_pk_att.atttypid AND typtype = 'd'), v_pk_att.atttypid));" }); // fault: server:cap010-key-type-by-base-type
   if (fault('cap010-fence-skips-key-check')) amendments.push({ fn: FENCE, from: "IF TG_OP = 'UPDATE' AND v_new -> v_key IS DISTINCT FROM to_jsonb(OLD) -> v_key THEN", to: 'IF false THEN' }); // fault: server:cap010-fence-skips-key-check
+  if (fault('cap011-heartbeat-limit-read-as-milliseconds')) amendments.push({ fn: CAPTURE_HEALTH, from: 'OR v_hb_age > v_lim.max_heartbeat_age_seconds', to: 'OR v_hb_age * 1000 > v_lim.max_heartbeat_age_seconds' }); // fault: server:cap011-heartbeat-limit-read-as-milliseconds
+  if (fault('cap011-publication-shape-unchecked')) amendments.push({ fn: CAPTURE_HEALTH, from: 'AND (pr.prqual IS NOT NULL OR pr.prattrs IS NOT NULL)', to: 'AND false' }); // fault: server:cap011-publication-shape-unchecked
+  if (fault('cap011-disabled-trigger-counted')) amendments.push({ fn: HEALTH_DETAIL, from: "AND t.tgenabled = 'O'", to: '' }); // fault: server:cap011-disabled-trigger-counted
+  if (fault('cap011-worker-on-any-database')) amendments.push({ fn: CAPTURE_HEALTH, from: "WHERE datname = current_database() AND application_name = 'synchro-capture'", to: "WHERE application_name = 'synchro-capture'" }); // fault: server:cap011-worker-on-any-database
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

@@ -263,7 +263,7 @@ BEGIN
       THEN jsonb_build_object('state', f, 'reason', 'blocking_poison') ELSE ok END);
 
   v_checks := v_checks || jsonb_build_object('materialization_progress', CASE
-    WHEN v_prog IS NULL OR v_slot IS NULL OR v_slot.confirmed_flush_lsn IS NULL
+    WHEN v_prog IS NULL OR v_slot IS NULL OR v_slot.confirmed_flush_lsn IS NULL OR v_prog.acknowledged_end_lsn IS NULL
       OR v_slot.confirmed_flush_lsn < v_prog.acknowledged_end_lsn OR v_slot_before > v_prog.processed_end_lsn
       OR (v_prog.materialized_end_lsn IS NOT NULL AND v_prog.materialized_end_lsn > v_prog.processed_end_lsn)
       THEN jsonb_build_object('state', f, 'reason', 'slot_acknowledgement_invalid') ELSE ok END);
@@ -273,7 +273,8 @@ BEGIN
       OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'synchro-capture')
       THEN jsonb_build_object('state', f, 'reason', 'worker_state_invalid') ELSE ok END);
 
-  v_hb_age := extract(epoch FROM clock_timestamp() - v_worker.heartbeat_at);
+  -- The server's clock (054-readiness-clock-and-progress.sql), so a moved clock ages what the database stamped.
+  v_hb_age := extract(epoch FROM synchro.server_now() - v_worker.heartbeat_at);
   v_checks := v_checks || jsonb_build_object('heartbeat', CASE
     WHEN coalesce(v_lim.max_heartbeat_age_seconds, 0) <= 0 THEN jsonb_build_object('state', f, 'reason', 'invalid_limit')
     WHEN v_hb_age IS NULL OR v_hb_age > v_lim.max_heartbeat_age_seconds THEN jsonb_build_object('state', f, 'reason', 'heartbeat_stale')
@@ -287,7 +288,7 @@ BEGIN
 
   -- Approximation: unmaterialized WAL is as old as the worker's last caught-up moment.
   v_lag_seconds := CASE WHEN v_lag_bytes IS NULL THEN NULL WHEN v_lag_bytes <= 0 THEN 0
-    ELSE extract(epoch FROM clock_timestamp() - v_worker.caught_up_at) END;
+    ELSE extract(epoch FROM synchro.server_now() - v_worker.caught_up_at) END;
   v_checks := v_checks || jsonb_build_object('wal_time_lag', CASE
     WHEN coalesce(v_lim.max_wal_lag_seconds, 0) <= 0 THEN jsonb_build_object('state', f, 'reason', 'invalid_limit')
     WHEN v_lag_seconds IS NULL OR v_lag_seconds > v_lim.max_wal_lag_seconds THEN jsonb_build_object('state', f, 'reason', 'wal_lag_exceeded')
