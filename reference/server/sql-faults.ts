@@ -28,6 +28,8 @@ const FENCE = 'synchro.synchro_capture_fence()';
 /** Capture readiness: the capture checks and the registry/trigger checks of the detail (008, 006). */
 const CAPTURE_HEALTH = 'synchro.capture_health()';
 const HEALTH_DETAIL = 'synchro.synchro_health_detail()';
+/** How a configured readiness maximum is read (055). */
+const POSITIVE_LIMIT = 'synchro.positive_limit(text)';
 
 export async function applySqlFaults(databaseUrl: string): Promise<void> {
   const amendments: SqlAmendment[] = [];
@@ -56,5 +58,9 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('cap011-publication-shape-unchecked')) amendments.push({ fn: CAPTURE_HEALTH, from: 'AND (pr.prqual IS NOT NULL OR pr.prattrs IS NOT NULL)', to: 'AND false' }); // fault: server:cap011-publication-shape-unchecked
   if (fault('cap011-disabled-trigger-counted')) amendments.push({ fn: HEALTH_DETAIL, from: "AND t.tgenabled = 'O'", to: '' }); // fault: server:cap011-disabled-trigger-counted
   if (fault('cap011-worker-on-any-database')) amendments.push({ fn: CAPTURE_HEALTH, from: "WHERE datname = current_database() AND application_name = 'synchro-capture'", to: "WHERE application_name = 'synchro-capture'" }); // fault: server:cap011-worker-on-any-database
+  if (fault('ops004-heartbeat-age-in-milliseconds')) amendments.push({ fn: CAPTURE_HEALTH, from: 'v_hb_age := extract(epoch FROM synchro.server_now() - v_worker.heartbeat_at);', to: 'v_hb_age := extract(epoch FROM synchro.server_now() - v_worker.heartbeat_at) * 1000;' }); // fault: server:ops004-heartbeat-age-in-milliseconds
+  if (fault('ops004-infinite-limit-accepted')) amendments.push({ fn: POSITIVE_LIMIT, from: "OR v IN ('Infinity'::double precision, '-Infinity'::double precision)", to: '' }); // fault: server:ops004-infinite-limit-accepted
+  if (fault('ops004-future-heartbeat-accepted')) amendments.push({ fn: CAPTURE_HEALTH, from: 'OR v_hb_age < 0 OR', to: 'OR' }); // fault: server:ops004-future-heartbeat-accepted
+  if (fault('ops004-missing-lag-counts-as-zero')) amendments.push({ fn: CAPTURE_HEALTH, from: 'v_lag_bytes := pg_wal_lsn_diff(pg_current_wal_lsn(), v_slot.confirmed_flush_lsn);', to: 'v_lag_bytes := coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), v_slot.confirmed_flush_lsn), 0);' }); // fault: server:ops004-missing-lag-counts-as-zero
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

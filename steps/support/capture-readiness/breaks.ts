@@ -30,7 +30,7 @@ async function publicationName(sql: SourceSqlControl): Promise<string> {
   return (rows[0] as { pubname: string }).pubname;
 }
 
-async function activeSlot(sql: SourceSqlControl): Promise<string> {
+export async function activeSlot(sql: SourceSqlControl): Promise<string> {
   const rows = await sql.query<{ slot_name: string }>('SELECT slot_name FROM synchro.wal_progress');
   if (rows.length !== 1) throw new Error('the server records no active replication slot');
   return (rows[0] as { slot_name: string }).slot_name;
@@ -40,7 +40,7 @@ async function activeSlot(sql: SourceSqlControl): Promise<string> {
  * Drops the slot. The worker uses it only while it reads changes, so a drop
  * that meets it in use is asked again until the deadline.
  */
-async function dropSlot(world: SyncWorld, sql: SourceSqlControl, slot: string): Promise<void> {
+export async function dropSlot(world: SyncWorld, sql: SourceSqlControl, slot: string): Promise<void> {
   const deadline = Date.now() + world.deadlineMs;
   for (;;) {
     try {
@@ -61,7 +61,7 @@ async function resetStream(world: SyncWorld, server: ServerAdapter): Promise<Res
   };
 }
 
-function control<K extends 'stopWorker' | 'restartWorker' | 'injectPoison'>(server: ServerAdapter, name: K): () => Promise<void> {
+export function control<K extends 'stopWorker' | 'restartWorker' | 'injectPoison'>(server: ServerAdapter, name: K): () => Promise<void> {
   const capture = server.capture;
   const act = capture?.[name];
   if (capture === undefined || act === undefined) throw new Error(`server adapter "${server.id}" offers no capture.${name}()`);
@@ -69,7 +69,7 @@ function control<K extends 'stopWorker' | 'restartWorker' | 'injectPoison'>(serv
 }
 
 /** Waits until the server records an active quarantine (the worker got to the poisoned transaction). */
-async function activeQuarantineAppears(world: SyncWorld, sql: SourceSqlControl): Promise<void> {
+export async function activeQuarantineAppears(world: SyncWorld, sql: SourceSqlControl): Promise<void> {
   const deadline = Date.now() + world.deadlineMs;
   while ((await sql.query("SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active'")).length === 0) {
     if (Date.now() > deadline) throw new Error('the capture worker recorded no quarantine for the poisoned transaction');
@@ -87,6 +87,22 @@ export async function writeOneTask(sql: SourceSqlControl, relation = 'public.tas
   await sql.query(`INSERT INTO ${qualified(relation)} (${names}) VALUES ($1${values === '' ? '' : `, ${values}`})`, [`readiness-${process.pid}-${writeCounter}`]);
 }
 
+/**
+ * Holds the worker inside a poll (state still "running"), just before the
+ * commit of one fresh write, so it refreshes nothing until released;
+ * `skipped` when the adapter offers no hold.
+ */
+export async function holdWorkerInPoll(world: SyncWorld, server: ServerAdapter, sql: SourceSqlControl, why: string): Promise<'skipped' | undefined> {
+  const capture = server.capture;
+  if (!capture?.holdBeforeCommit || !capture.awaitHold) return undeterminedWithout(world, `server adapter "${server.id}" offers no capture.holdBeforeCommit() ${why}`);
+  await capture.holdBeforeCommit();
+  // A worker left holding would never finish its poll, and the server could not stop: released at teardown at the latest.
+  world.cleanups.push(control(server, 'restartWorker'));
+  await writeOneTask(sql);
+  await capture.awaitHold(world.deadlineMs);
+  return undefined;
+}
+
 const BREAKS: Array<[RegExp, Break]> = [
   [
     /^stopping the capture worker$/,
@@ -99,11 +115,7 @@ const BREAKS: Array<[RegExp, Break]> = [
     // The worker refreshes its heartbeat on every poll, so it is held inside one (state still "running") while its heartbeat is a day old.
     /^ageing the worker heartbeat by one day$/,
     async (world, server, sql) => {
-      const capture = server.capture;
-      if (!capture?.holdBeforeCommit || !capture.awaitHold) return undeterminedWithout(world, `server adapter "${server.id}" offers no capture.holdBeforeCommit() to keep the worker from refreshing its heartbeat`);
-      await capture.holdBeforeCommit();
-      await writeOneTask(sql);
-      await capture.awaitHold(world.deadlineMs);
+      if ((await holdWorkerInPoll(world, server, sql, 'to keep the worker from refreshing its heartbeat')) === 'skipped') return 'skipped';
       await sql.query("UPDATE synchro.wal_worker_state SET heartbeat_at = heartbeat_at - interval '1 day'");
       return control(server, 'restartWorker');
     },
