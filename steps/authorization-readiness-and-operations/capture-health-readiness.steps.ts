@@ -6,8 +6,10 @@
  * compares what /ready then says, byte for byte.
  */
 import { Given, Then, When } from '@cucumber/cucumber';
+import fc from 'fast-check';
 import { openOtherDatabase, otherDatabase, workerRunsOn } from '../support/capture-readiness/other-database.ts';
-import { REQUIRED_CHECKS, requestReady } from '../support/capture-readiness/readiness.ts';
+import { type ForcedState, forceChecks, healthDetail, REQUIRED_CHECKS, requestReady } from '../support/capture-readiness/readiness.ts';
+import { generatedSeed } from '../support/generated-seed.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 /** PL/pgSQL bodies standing in for the extension's readiness function, by the feature's wording. */
@@ -104,4 +106,68 @@ When(/^the harness makes the health state (.+)$/, async function (this: SyncWorl
   const server = await this.readyServer();
   if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to change its health state`);
   for (const statement of statements) await server.sourceSql.query(statement);
+});
+
+/** Every required check "ok" but `check`, which is in `state`. */
+function allOkBut(check: string, state: ForcedState): Record<string, ForcedState> {
+  const states: Record<string, ForcedState> = Object.fromEntries(REQUIRED_CHECKS.map((name) => [name, 'ok']));
+  if (!(check in states)) throw new Error(`"${check}" is not a required readiness check`);
+  states[check] = state;
+  return states;
+}
+
+Given(/^the harness forces capture check "([^"]+)" to state "(ok|failed|unknown)" and leaves every other check "ok"$/, async function (this: SyncWorld, check: string, state: ForcedState) {
+  await forceChecks(this, allOkBut(check, state));
+});
+
+Then('server inspection reports overall ready false in the health detail', async function (this: SyncWorld) {
+  const detail = await healthDetail(this);
+  this.assert.equal(detail.ready, false, `health detail "ready" with checks ${JSON.stringify(detail.checks)}`);
+});
+
+interface Combination {
+  states: Record<string, ForcedState>;
+  status: number;
+  body: string;
+}
+const combinations = new WeakMap<SyncWorld, { seed: number; answers: Combination[] }>();
+
+When(/^the harness forces many generated combinations of the required checks, each drawn from "ok", "failed", "unknown" and absent$/, async function (this: SyncWorld) {
+  const seed = generatedSeed();
+  this.attach(`fast-check seed ${seed} (replay with SYNCHRO_SEED=${seed})`, 'text/plain');
+  const state = fc.constantFrom<ForcedState>('ok', 'failed', 'unknown', 'absent');
+  // Mostly healthy maps, so each check is often the only one wrong; the all-ok map is always among them.
+  const map = fc.tuple(...REQUIRED_CHECKS.map(() => fc.oneof({ weight: 3, arbitrary: fc.constant<ForcedState>('ok') }, { weight: 1, arbitrary: state })));
+  const drawn = fc.sample(map, { seed, numRuns: 40 });
+  const answers: Combination[] = [];
+  for (const states of [REQUIRED_CHECKS.map((): ForcedState => 'ok'), ...drawn]) {
+    const forced = Object.fromEntries(REQUIRED_CHECKS.map((name, i) => [name, states[i] as ForcedState]));
+    await forceChecks(this, forced);
+    const reply = await requestReady(this);
+    answers.push({ states: forced, status: reply.status, body: reply.text });
+  }
+  combinations.set(this, { seed, answers });
+});
+
+function combinationsOf(world: SyncWorld): { seed: number; answers: Combination[] } {
+  const found = combinations.get(world);
+  if (found === undefined) throw new Error('no generated check combinations were forced in this scenario');
+  return found;
+}
+const allOk = (c: Combination) => Object.values(c.states).every((s) => s === 'ok');
+
+Then(/^GET \/ready answers 200 \{"ready":true\} for exactly the combinations where every required check is "ok"$/, function (this: SyncWorld) {
+  const { seed, answers } = combinationsOf(this);
+  const healthy = answers.filter(allOk);
+  this.assert.ok(healthy.length > 0, `seed ${seed}: the all-ok combination was among those forced`);
+  const ready = answers.filter((c) => c.status === 200 && c.body === '{"ready":true}');
+  this.assert.equal(ready.map((c) => c.states), healthy.map((c) => c.states), `seed ${seed}: the combinations GET /ready answered 200 {"ready":true}`);
+});
+
+Then(/^answers 503 \{"ready":false\} for every other combination$/, function (this: SyncWorld) {
+  const { seed, answers } = combinationsOf(this);
+  const others = answers.filter((c) => !allOk(c));
+  this.assert.ok(others.length > 0, `seed ${seed}: some combination with a check not "ok" was forced`);
+  const wrong = others.filter((c) => c.status !== 503 || c.body !== '{"ready":false}');
+  this.assert.equal(wrong.map((c) => ({ states: c.states, status: c.status, body: c.body })), [], `seed ${seed}: combinations with a check not "ok" that were not answered 503 {"ready":false}`);
 });

@@ -370,10 +370,11 @@ export class CaptureWorker implements CaptureHandle {
     const { rows } = await db.query<{ p: string }>('SELECT processed_end_lsn::text AS p FROM synchro.wal_progress');
     if (parseLsn(flush) <= parseLsn(rows[0]?.p as string)) return;
     if ((await this.activePoison()) !== undefined) return;
-    await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1', [flush]);
+    // Progress only grows: a record changed since it was read above is never moved back.
+    await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
     await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, flush]);
     // Never over a cleared boundary (see pollOnce): only an operator puts that back.
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1 WHERE acknowledged_end_lsn IS NOT NULL', [flush]);
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1 WHERE acknowledged_end_lsn < $1', [flush]);
   }
 
   private async materializeOne(

@@ -20,3 +20,13 @@ BEGIN
 END
 $$;
 REVOKE EXECUTE ON FUNCTION synchro.positive_limit(text) FROM PUBLIC;
+
+-- Forced check states, for certification only: a row sets a check of the
+-- health detail to a state ("ok", "failed", "unknown") or, with a NULL state,
+-- removes it, so a harness can show that readiness is the conjunction of the
+-- required checks (decision 218). Only the schema owner writes it; with no
+-- rows, as after install, the detail is exactly what the checks computed.
+CREATE TABLE synchro.health_check_overrides (
+  check_name text PRIMARY KEY,
+  state text CHECK (state IN ('ok', 'failed', 'unknown'))
+);

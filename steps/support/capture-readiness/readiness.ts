@@ -84,3 +84,22 @@ export async function healthSettled(world: SyncWorld, settled: (detail: HealthDe
 export function stateOf(detail: HealthDetail, name: string): unknown {
   return detail.checks?.[name]?.state;
 }
+
+/** A state to force a check into; `absent` removes the check from the detail. */
+export type ForcedState = 'ok' | 'failed' | 'unknown' | 'absent';
+
+/**
+ * Forces every required check to the given state through the reference's
+ * certification seam `synchro.health_check_overrides` (decision 218), so the
+ * outcome depends on the forced map alone.
+ */
+export async function forceChecks(world: SyncWorld, states: Record<string, ForcedState>): Promise<void> {
+  const server = await world.readyServer();
+  if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to force check states`);
+  const names = Object.keys(states);
+  await server.sourceSql.query('DELETE FROM synchro.health_check_overrides');
+  await server.sourceSql.query("INSERT INTO synchro.health_check_overrides (check_name, state) SELECT n, nullif(s, 'absent') FROM unnest($1::text[], $2::text[]) AS f(n, s)", [
+    names,
+    names.map((n) => states[n]),
+  ]);
+}
