@@ -67,10 +67,11 @@ function toSyncError(e: unknown, log: (line: string) => void): SyncError {
 }
 
 /** Runs one SQL function with exactly the adapter role's rights and returns its single value. */
-async function asAdapter(pool: Pool, sql: string): Promise<unknown> {
+async function asAdapter(pool: Pool, sql: string, timeoutMs?: number): Promise<unknown> {
   const db = await pool.connect();
   try {
     await db.query('BEGIN; SET LOCAL ROLE synchro_adapter');
+    if (timeoutMs !== undefined) await db.query(`SET LOCAL statement_timeout = ${Math.trunc(timeoutMs)}`);
     const { rows } = await db.query<{ r: unknown }>(sql);
     await db.query('COMMIT');
     return rows[0]?.r;
@@ -92,6 +93,9 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
  * wait ends as soon as capture has caught up.
  */
 export const CAPTURE_GRACE_MS = RETRY_AFTER_SECONDS * 1000;
+
+/** How long GET /ready waits for the extension's readiness result before answering unready. */
+const READINESS_TIMEOUT_MS = 5000;
 
 /** The timeouts and connection cap in force: the defaults under `configured`, or none at all under the fault. */
 function limitsOf(configured: Partial<ConnectionLimits> | undefined): ConnectionLimits | undefined {
@@ -190,9 +194,14 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
     '/ready': {
       method: 'GET',
       handler: async (_req, res) => {
+        if (fault('cap011-ready-by-ping') && (await pool.query('SELECT 1')).rowCount === 1) return send(res, 200, '{"ready":true}'); // fault: server:cap011-ready-by-ping
         let ready = false;
         try {
-          const r = (await asAdapter(pool, 'SELECT synchro.synchro_readiness() AS r')) as Record<string, unknown> | null | undefined;
+          // The reference publishes the schema manifest from this process, when a request first needs it;
+          // readiness requires it published for the active registry, so a probe publishes one that is due.
+          await manifests.catalog();
+          // A probe that waits is no answer: past the timeout the extension's result counts as unavailable (503).
+          const r = (await asAdapter(pool, 'SELECT synchro.synchro_readiness() AS r', READINESS_TIMEOUT_MS)) as Record<string, unknown> | null | undefined;
           ready = typeof r === 'object' && r !== null && Object.keys(r).length === 1 && r.ready === true;
         } catch {
           ready = false;

@@ -29,6 +29,11 @@ const COMPACT = 'synchro.synchro_compact_scope(text)';
 const FLOOR_ADVANCE = "  INSERT INTO synchro.scope_state (scope_id, floor_commit_lsn, floor_event_ordinal, floor_effect_ordinal)\n  VALUES (p_scope, v_floor.l, CASE WHEN v_floor.e = 9223372036854775807 THEN NULL ELSE v_floor.e END,\n          CASE WHEN v_floor.e = 9223372036854775807 THEN NULL ELSE v_floor.f END)\n  ON CONFLICT (scope_id) DO UPDATE SET floor_commit_lsn = excluded.floor_commit_lsn,\n    floor_event_ordinal = excluded.floor_event_ordinal, floor_effect_ordinal = excluded.floor_effect_ordinal\n  WHERE (coalesce(synchro.scope_state.floor_commit_lsn, '0/0'), coalesce(synchro.scope_state.floor_event_ordinal, 9223372036854775807),\n         coalesce(synchro.scope_state.floor_effect_ordinal, 2147483647))\n      < (excluded.floor_commit_lsn, coalesce(excluded.floor_event_ordinal, 9223372036854775807), coalesce(excluded.floor_effect_ordinal, 2147483647));\n";
 /** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
 const FENCE = 'synchro.synchro_capture_fence()';
+/** Capture readiness: the capture checks and the registry/trigger checks of the detail (008, 006). */
+const CAPTURE_HEALTH = 'synchro.capture_health()';
+const HEALTH_DETAIL = 'synchro.synchro_health_detail()';
+/** How a configured readiness maximum is read (055). */
+const POSITIVE_LIMIT = 'synchro.positive_limit(text)';
 
 /** Operator compaction in batches of scopes (050): its batch size check. */
 const COMPACT_SCOPES = 'synchro.synchro_compact_scopes(integer, text)';
@@ -67,5 +72,13 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('ops001-adapter-reads-client-table')) amendments.push({ statement: 'GRANT SELECT ON synchro.clients TO synchro_adapter' }); // fault: server:ops001-adapter-reads-client-table
   if (fault('ops002-operator-executes-every-function')) amendments.push({ statement: 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA synchro TO synchro_operator' }); // fault: server:ops002-operator-executes-every-function
   if (fault('schema007-compaction-batch-defaulted')) amendments.push({ fn: COMPACT_SCOPES, from: 'IF p_batch_size IS NULL OR p_batch_size <= 0 THEN', to: 'p_batch_size := CASE WHEN p_batch_size > 0 THEN p_batch_size ELSE 100 END; IF false THEN' }); // fault: server:schema007-compaction-batch-defaulted
+  if (fault('cap011-registry-check-inverted')) amendments.push({ fn: HEALTH_DETAIL, from: 'FROM synchro.registry_generations WHERE NOT validated)', to: 'FROM synchro.registry_generations WHERE validated)' }); // fault: server:cap011-registry-check-inverted
+  if (fault('cap011-publication-shape-unchecked')) amendments.push({ fn: CAPTURE_HEALTH, from: 'AND (pr.prqual IS NOT NULL OR pr.prattrs IS NOT NULL)', to: 'AND false' }); // fault: server:cap011-publication-shape-unchecked
+  if (fault('cap011-disabled-trigger-counted')) amendments.push({ fn: HEALTH_DETAIL, from: "AND t.tgenabled = 'O'", to: '' }); // fault: server:cap011-disabled-trigger-counted
+  if (fault('cap011-worker-on-any-database')) amendments.push({ fn: CAPTURE_HEALTH, from: "WHERE datname = current_database() AND application_name = 'synchro-capture'", to: "WHERE application_name = 'synchro-capture'" }); // fault: server:cap011-worker-on-any-database
+  if (fault('ops004-heartbeat-age-sign-reversed')) amendments.push({ fn: CAPTURE_HEALTH, from: 'v_hb_age := extract(epoch FROM synchro.server_now() - v_worker.heartbeat_at);', to: 'v_hb_age := extract(epoch FROM v_worker.heartbeat_at - synchro.server_now());' }); // fault: server:ops004-heartbeat-age-sign-reversed
+  if (fault('ops004-infinite-limit-accepted')) amendments.push({ fn: POSITIVE_LIMIT, from: "OR v IN ('Infinity'::double precision, '-Infinity'::double precision)", to: '' }); // fault: server:ops004-infinite-limit-accepted
+  if (fault('ops004-future-heartbeat-accepted')) amendments.push({ fn: CAPTURE_HEALTH, from: 'OR v_hb_age < 0 OR', to: 'OR' }); // fault: server:ops004-future-heartbeat-accepted
+  if (fault('ops004-missing-lag-counts-as-zero')) amendments.push({ fn: CAPTURE_HEALTH, from: 'v_lag_bytes := pg_wal_lsn_diff(pg_current_wal_lsn(), v_slot.confirmed_flush_lsn);', to: 'v_lag_bytes := coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), v_slot.confirmed_flush_lsn), 0);' }); // fault: server:ops004-missing-lag-counts-as-zero
   if (amendments.length > 0) await amendInstalledSql(databaseUrl, amendments);
 }

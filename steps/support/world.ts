@@ -125,6 +125,8 @@ export class SyncWorld extends World<RunParameters> {
   readonly clientEnv = new Map<string, Record<string, string>>();
   /** Server state before the scenario's first action, when a step compares against it. */
   serverSnapshot: Map<string, string> | undefined;
+  /** Work a step left for teardown (a further server it opened), run before the scenario's own server stops. */
+  readonly cleanups: Array<() => Promise<unknown>> = [];
   readonly #wires = new Map<string, WireClient>();
   readonly #processes = new Map<string, Promise<ProcessClient>>();
   #server: Promise<ServerAdapter> | undefined;
@@ -362,6 +364,7 @@ export class SyncWorld extends World<RunParameters> {
     };
     for (const client of this.clients.values()) await attempt(`stopping client "${client.name}"`, () => client.process.close());
     if (this.#proxy) await attempt('stopping the proxy', async () => (await this.#proxy)?.stop());
+    for (const cleanup of this.cleanups) await attempt('a cleanup a step left', cleanup);
     // Nothing of this scenario reaches its server any more: stopping it and
     // dropping its database overlap the next scenario (the run waits for them
     // at its end and fails on any that went wrong).

@@ -249,12 +249,13 @@ test('readiness is true only while every capture check holds, and each break nam
       [
         "INSERT INTO synchro.wal_poison (stream_generation, commit_lsn, failure_class, failure_detail, lifecycle) SELECT stream_generation, '0/1', 'decode_failed', 'injected', 'active' FROM synchro.wal_progress",
         "UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = now()",
-        'poison',
+        // Behind an active poison the age of the oldest unmaterialized commit is unknown (decision 217).
+        'poison,wal_time_lag',
       ],
     ];
-    for (const [breakSql, repairSql, check] of breaks) {
+    for (const [breakSql, repairSql, checks] of breaks) {
       await h.sql.query(breakSql);
-      assert.deepEqual(await failing(), [check]);
+      assert.deepEqual(await failing(), checks.split(','));
       assert.deepEqual(await ready(), { status: 503, body: '{"ready":false}' });
       await h.sql.query(repairSql);
       assert.deepEqual(await failing(), []);

@@ -271,6 +271,11 @@ export class CaptureWorker implements CaptureHandle {
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
+    // A cleared acknowledgement boundary no longer proves where the slot is: wait for an operator, never write over it.
+    if ((await db.query('SELECT 1 FROM synchro.wal_progress WHERE acknowledged_end_lsn IS NULL')).rowCount !== 0) {
+      await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+      return;
+    }
     let decoded = 0;
     // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
     const digestHash = await digestSchemaHash(db);
@@ -365,9 +370,11 @@ export class CaptureWorker implements CaptureHandle {
     const { rows } = await db.query<{ p: string }>('SELECT processed_end_lsn::text AS p FROM synchro.wal_progress');
     if (parseLsn(flush) <= parseLsn(rows[0]?.p as string)) return;
     if ((await this.activePoison()) !== undefined) return;
-    await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1', [flush]);
+    // Progress only grows: a record changed since it was read above is never moved back.
+    await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
     await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, flush]);
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [flush]);
+    // Never over a cleared boundary (see pollOnce): only an operator puts that back.
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1 WHERE acknowledged_end_lsn < $1', [flush]);
   }
 
   private async materializeOne(
@@ -417,7 +424,7 @@ export class CaptureWorker implements CaptureHandle {
     if (hasRows) await this.crashIf('after-materialization-commit');
     await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
     if (hasRows) await this.crashIf('after-slot-advance');
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]);
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL', [end]);
     if (hasRows) await this.crashIf('after-acknowledgement');
     return true;
   }

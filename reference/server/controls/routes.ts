@@ -178,6 +178,11 @@ const unknownClient = () => new ControlError('not_found', 404, 'the server has n
 
 const clockState = () => ({ now: serverClock.now().toISOString(), offset_ms: serverClock.offsetMs() });
 
+/** Readiness ages what the database stamped against the server's clock (sql/054), so a move is written there too. */
+async function recordClock(db: Pool): Promise<void> {
+  await db.query('UPDATE synchro.server_clock SET offset_ms = $1', [serverClock.offsetMs()]);
+}
+
 type Run = (req: IncomingMessage) => Promise<unknown>;
 interface Control {
   method: 'GET' | 'POST';
@@ -289,6 +294,7 @@ function controlTable(options: ControlOptions): Record<string, Control> {
         const ms = value.milliseconds;
         if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) throw invalid('milliseconds must be a non-negative integer');
         advanceClock(ms);
+        await recordClock(pool());
         return clockState();
       },
     },
@@ -301,6 +307,7 @@ function controlTable(options: ControlOptions): Record<string, Control> {
         const now = utcInstant(value.now);
         if (now === undefined) throw invalid('now must be a UTC instant YYYY-MM-DDTHH:MM:SS[.fraction]Z');
         setClock(now);
+        await recordClock(pool());
         return clockState();
       },
     },

@@ -51,7 +51,15 @@ BEGIN
   v_capture := synchro.capture_health();
   v_checks := v_checks || (v_capture -> 'checks');
 
-  SELECT bool_and(value ->> 'state' = 'ok') INTO v_ready FROM jsonb_each(v_checks);
+  -- Forced states (055), for certification only; none after install.
+  SELECT v_checks - coalesce(array_agg(o.check_name) FILTER (WHERE o.state IS NULL), '{}')
+         || coalesce(jsonb_object_agg(o.check_name, jsonb_build_object('state', o.state, 'reason', 'forced')) FILTER (WHERE o.state IS NOT NULL), '{}')
+    INTO v_checks FROM synchro.health_check_overrides o;
+
+  -- Ready only when every required check is present and ok: a missing check is not a healthy one.
+  SELECT bool_and(coalesce(v_checks -> r ->> 'state', 'absent') = 'ok') INTO v_ready
+    FROM unnest(ARRAY['database_contract', 'registry_generation', 'schema_generation', 'relation_identity', 'publication', 'capture_triggers',
+                      'replication_slot', 'stream_reset', 'poison', 'materialization_progress', 'worker', 'heartbeat', 'wal_byte_lag', 'wal_time_lag']) AS r;
   RETURN jsonb_build_object('ready', coalesce(v_ready, false), 'checks', v_checks, 'observations', v_capture -> 'observations');
 END
 $$;

@@ -191,14 +191,15 @@ $$;
 REVOKE EXECUTE ON FUNCTION synchro.projection_create(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION synchro.projection_create(text) TO synchro_operator;
 
--- Finite, positive limits for readiness (each must be > 0, else the check reports invalid_limit).
+-- Limits for readiness, stored as configured (text, like the extension's settings): each must read as a
+-- finite number > 0 (synchro.positive_limit, 055), else its check reports invalid_limit.
 CREATE TABLE synchro.capture_limits (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-  max_heartbeat_age_seconds integer,
-  max_wal_lag_bytes bigint,
-  max_wal_lag_seconds integer
+  max_heartbeat_age_seconds text,
+  max_wal_lag_bytes text,
+  max_wal_lag_seconds text
 );
-INSERT INTO synchro.capture_limits VALUES (true, 60, 67108864, 60);
+INSERT INTO synchro.capture_limits VALUES (true, '60', '67108864', '60');
 ALTER TABLE synchro.wal_worker_state ADD COLUMN caught_up_at timestamptz NOT NULL DEFAULT now();
 
 -- The nine capture checks and their observations.
@@ -218,7 +219,10 @@ DECLARE
   v_bad boolean;
   f constant text := 'failed';
 BEGIN
-  SELECT * INTO v_lim FROM synchro.capture_limits;
+  -- A limit that is unset or does not read as a finite positive number is NULL here, and its check fails.
+  SELECT synchro.positive_limit(max_heartbeat_age_seconds) AS max_heartbeat_age_seconds, synchro.positive_limit(max_wal_lag_bytes) AS max_wal_lag_bytes,
+         synchro.positive_limit(max_wal_lag_seconds) AS max_wal_lag_seconds
+    INTO v_lim FROM synchro.capture_limits;
   -- The slot's position lives in shared memory and moves while this runs; the
   -- progress row is read from a snapshot. The worker keeps, at every instant,
   -- acknowledged <= slot position <= processed, and all three only grow, so the
@@ -263,7 +267,7 @@ BEGIN
       THEN jsonb_build_object('state', f, 'reason', 'blocking_poison') ELSE ok END);
 
   v_checks := v_checks || jsonb_build_object('materialization_progress', CASE
-    WHEN v_prog IS NULL OR v_slot IS NULL OR v_slot.confirmed_flush_lsn IS NULL
+    WHEN v_prog IS NULL OR v_slot IS NULL OR v_slot.confirmed_flush_lsn IS NULL OR v_prog.acknowledged_end_lsn IS NULL
       OR v_slot.confirmed_flush_lsn < v_prog.acknowledged_end_lsn OR v_slot_before > v_prog.processed_end_lsn
       OR (v_prog.materialized_end_lsn IS NOT NULL AND v_prog.materialized_end_lsn > v_prog.processed_end_lsn)
       THEN jsonb_build_object('state', f, 'reason', 'slot_acknowledgement_invalid') ELSE ok END);
@@ -273,10 +277,12 @@ BEGIN
       OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'synchro-capture')
       THEN jsonb_build_object('state', f, 'reason', 'worker_state_invalid') ELSE ok END);
 
-  v_hb_age := extract(epoch FROM clock_timestamp() - v_worker.heartbeat_at);
+  -- The server's clock (054-readiness-clock-and-progress.sql), so a moved clock ages what the database stamped.
+  v_hb_age := extract(epoch FROM synchro.server_now() - v_worker.heartbeat_at);
   v_checks := v_checks || jsonb_build_object('heartbeat', CASE
     WHEN coalesce(v_lim.max_heartbeat_age_seconds, 0) <= 0 THEN jsonb_build_object('state', f, 'reason', 'invalid_limit')
-    WHEN v_hb_age IS NULL OR v_hb_age > v_lim.max_heartbeat_age_seconds THEN jsonb_build_object('state', f, 'reason', 'heartbeat_stale')
+    -- A heartbeat dated after now is as untrustworthy as a stale one.
+    WHEN v_hb_age IS NULL OR v_hb_age < 0 OR v_hb_age > v_lim.max_heartbeat_age_seconds THEN jsonb_build_object('state', f, 'reason', 'heartbeat_stale')
     ELSE ok END);
 
   v_lag_bytes := pg_wal_lsn_diff(pg_current_wal_lsn(), v_slot.confirmed_flush_lsn);
@@ -286,8 +292,10 @@ BEGIN
     ELSE ok END);
 
   -- Approximation: unmaterialized WAL is as old as the worker's last caught-up moment.
-  v_lag_seconds := CASE WHEN v_lag_bytes IS NULL THEN NULL WHEN v_lag_bytes <= 0 THEN 0
-    ELSE extract(epoch FROM clock_timestamp() - v_worker.caught_up_at) END;
+  -- Behind an active poison the age of the oldest unmaterialized commit is not known: NULL, never 0.
+  v_lag_seconds := CASE WHEN v_lag_bytes IS NULL OR EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') THEN NULL
+    WHEN v_lag_bytes <= 0 THEN 0
+    ELSE extract(epoch FROM synchro.server_now() - v_worker.caught_up_at) END;
   v_checks := v_checks || jsonb_build_object('wal_time_lag', CASE
     WHEN coalesce(v_lim.max_wal_lag_seconds, 0) <= 0 THEN jsonb_build_object('state', f, 'reason', 'invalid_limit')
     WHEN v_lag_seconds IS NULL OR v_lag_seconds > v_lim.max_wal_lag_seconds THEN jsonb_build_object('state', f, 'reason', 'wal_lag_exceeded')
