@@ -32,13 +32,6 @@ Given(/^the extension's readiness function for the configured database is replac
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$ BEGIN ${replacementBody(result)} END $$`);
 });
 
-When('the operator revokes EXECUTE on {string} from {string}', async function (this: SyncWorld, fn: string, role: string) {
-  const server = await this.readyServer();
-  if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to revoke a grant`);
-  const [found] = await server.sourceSql.query<{ f: string }>('SELECT $1::regprocedure::text AS f', [fn]);
-  await server.sourceSql.query(`REVOKE EXECUTE ON FUNCTION ${found?.f} FROM "${role.replaceAll('"', '""')}"`);
-});
-
 Given('a second database {string} in the same cluster with a healthy capture setup', async function (this: SyncWorld, label: string) {
   if ((await openOtherDatabase(this, label)) === 'skipped') return 'skipped';
   await workerRunsOn(this, otherDatabase(this, label));
