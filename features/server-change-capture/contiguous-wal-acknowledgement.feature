@@ -27,6 +27,7 @@ Feature: Contiguous WAL Acknowledgement
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-1', 'alice', 'blocked');
         """
+      And the capture worker holds that transaction before its materialization commit
       Then server inspection shows the slot's confirmed position at or before position "T"
       When the capture worker is released
       And capture has materialized every committed source transaction

@@ -6,7 +6,11 @@
  */
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { CaptureControl, CaptureCrashPoint } from '../../harness/adapters/server.ts';
+import { inspectRows } from '../support/capture/inspection.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
+import { dependencyState, positionOf } from '../support/scope-dependencies/state.ts';
+import { stillPendingInSlot } from '../support/wal-acknowledgement/pending.ts';
+import { acknowledgementState, lsnAtOrBefore, progressSample } from '../support/wal-acknowledgement/progress.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 type WorkerControl = 'stopWorker' | 'killWorker' | 'restartWorker' | 'injectPoison';
@@ -95,5 +99,56 @@ Given(/^the capture worker is set to be killed (.+)$/, async function (this: Syn
   if (point === undefined) return undeterminedWithout(this, `no capture control kills the worker ${wording}; the controls know: ${Object.keys(CRASH_POINTS).join('; ')}`);
   if (!server.capture?.killWorkerAt) return undeterminedWithout(this, `server adapter "${server.id}" offers no capture.killWorkerAt() to kill the worker ${wording}`);
   await server.capture.killWorkerAt(point);
+  return undefined;
+});
+
+/**
+ * The slot has not passed the transaction recorded as `label`: either it is
+ * still at or before the position read before that commit, or (the worker may
+ * have acknowledged its own WAL written while the transaction was open) the
+ * transaction is still pending in the slot.
+ */
+Then("server inspection shows the slot's confirmed position at or before position {string}", async function (this: SyncWorld, label: string) {
+  const position = dependencyState(this).positions.get(label);
+  if (position === undefined) throw new Error(`no source transaction was recorded as "${label}" in this scenario`);
+  const [slot] = await inspectRows<{ name: string; confirmed: string | null; ok: boolean | null }>(
+    this,
+    `SELECT w.slot_name AS name, s.confirmed_flush_lsn::text AS confirmed, s.confirmed_flush_lsn <= $1::pg_lsn AS ok
+       FROM synchro.wal_progress w LEFT JOIN pg_replication_slots s ON s.slot_name = w.slot_name`,
+    [position.before],
+  );
+  const held = slot?.ok === true || (slot?.confirmed != null && (await stillPendingInSlot(this, slot.name, position.before, position.after)));
+  this.assert.equal(held, true, `the slot confirmed ${slot?.confirmed}, transaction "${label}" began after ${position.before} and is no longer pending in the slot`);
+});
+
+When(
+  'the harness commits {int} logical messages of {int} bytes with prefix {string} that touch no registered table',
+  async function (this: SyncWorld, count: number, bytes: number, prefix: string) {
+    const server = await this.readyServer();
+    if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to commit source transactions`);
+    await server.sourceSql.query(`SELECT count(pg_logical_emit_message(true, $1, repeat('x', $2::int))) FROM generate_series(1, $3::int)`, [prefix, bytes, count]);
+    const [end] = await server.sourceSql.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l');
+    acknowledgementState(this).idleEnd = end?.l as string;
+  },
+);
+
+/**
+ * As for the slot (decision 221): at or before the position read before the
+ * commit, or no further than a slot that still holds the transaction.
+ */
+Then('server inspection shows the acknowledged boundary at or before position {string}', async function (this: SyncWorld, label: string) {
+  const position = positionOf(this, label);
+  const sample = await progressSample(this);
+  const held =
+    (await lsnAtOrBefore(this, sample.acknowledged, position.before)) ||
+    (sample.ackLeConfirmed === true && (await stillPendingInSlot(this, sample.slot, position.before, position.after)));
+  this.assert.ok(held, `the acknowledged boundary is ${sample.acknowledged} (slot ${sample.confirmed}), transaction "${label}" began after ${position.before} and is no longer pending in the slot`);
+});
+
+/** The operator's stream reset, run to its end: resolves once capture runs on the new stream generation. */
+When('the operator runs an authorized stream reset to completion', async function (this: SyncWorld) {
+  const server = await this.readyServer();
+  if (!server.capture?.resetStream) return undeterminedWithout(this, `server adapter "${server.id}" offers no capture.resetStream() for the operator's stream reset`);
+  await server.capture.resetStream();
   return undefined;
 });

@@ -10,7 +10,6 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
 import { assertNoNewGeneration, rememberGenerationBefore } from '../support/capture-order/registry-generations.ts';
 import { createSchemas, prepareProjection, qualified, register, templateFunction } from '../support/capture-order/relation-identity.ts';
-import { dependencyState } from '../support/scope-dependencies/state.ts';
 import { attemptAsOwner, contractState } from '../support/scopes/function-contract.ts';
 import { keyValue } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -94,18 +93,6 @@ Then('the response body contains none of {string}, {string}, {string}', function
   const reply = this.lastReply();
   const found = [first, second, third].filter((name) => reply.text.includes(name));
   this.assert.equal(found, [], `physical names in the ${reply.endpoint} answer: ${reply.text.slice(0, 500)}`);
-});
-
-Then("server inspection shows the slot's confirmed position at or before position {string}", async function (this: SyncWorld, label: string) {
-  const position = dependencyState(this).positions.get(label);
-  if (position === undefined) throw new Error(`no source transaction was recorded as "${label}" in this scenario`);
-  const [slot] = await inspectRows<{ confirmed: string | null; ok: boolean | null }>(
-    this,
-    `SELECT s.confirmed_flush_lsn::text AS confirmed, s.confirmed_flush_lsn <= $1::pg_lsn AS ok
-       FROM synchro.wal_progress w LEFT JOIN pg_replication_slots s ON s.slot_name = w.slot_name`,
-    [position.before],
-  );
-  this.assert.equal(slot?.ok, true, `the slot confirmed ${slot?.confirmed}, transaction "${label}" began after ${position.before}`);
 });
 
 Then('no response to client {string} ever lists row {string}', function (this: SyncWorld, name: string, key: string) {

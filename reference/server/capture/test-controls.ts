@@ -67,6 +67,12 @@ export class CaptureTestControls {
     });
   }
 
+  /** Calls `reached` once the worker waits at the armed hold (at once when it already does); never when no hold is armed. */
+  whenHeld(reached: () => void): void {
+    if (this.#held !== undefined) reached();
+    else if (this.#holdArmed) this.#holdWaiters.push(reached);
+  }
+
   /** Lets a held worker commit; disarms a hold not reached yet. */
   releaseHold(): void {
     this.#holdArmed = false;

@@ -34,7 +34,7 @@ import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, typ
 
 export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
-/** Rows per peek; decoding always stops at a transaction boundary. */
+/** Rows per peek unless synchro.capture_limits.decode_row_limit says otherwise; decoding always stops at a transaction boundary. */
 const PEEK_ROWS = 5000;
 /** Decoded messages in one poll after which the restart point is moved on (nudgeRestartPoint). */
 const RESTART_NUDGE_MESSAGES = 1000;
@@ -52,6 +52,13 @@ async function flushWal(db: pg.ClientBase): Promise<string> {
   await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
   return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
 }
+
+/**
+ * The recorded slot cannot be adopted: missing, of another plugin, or
+ * positioned outside the recorded stream. The worker then stays blocked
+ * without touching the slot or the progress record, until an operator acts.
+ */
+class SlotRefused extends Error {}
 
 export interface CaptureStatus {
   generation: string;
@@ -79,6 +86,8 @@ export class CaptureWorker implements CaptureHandle {
   private paused = false;
   /** Killed: the sessions are gone, and resume has to connect and reconcile from scratch. */
   private killed = false;
+  /** The recorded slot was refused at start: nothing is read or acknowledged until a restart adopts a valid one. */
+  private slotRefused = false;
   /**
    * The registered tables the transactions being decoded were written under.
    * Loaded at start and reloaded at each transaction announcing a registry
@@ -110,7 +119,17 @@ export class CaptureWorker implements CaptureHandle {
     this.slot = `synchro_capture_${rows[0]?.oid}`;
     await this.ensurePublication();
     await discardInterruptedResets(db);
-    await this.ensureSlot();
+    try {
+      await this.ensureSlot();
+    } catch (e) {
+      if (!(e instanceof SlotRefused)) throw e;
+      // Blocked, not crashed: readiness stays failed, and neither the slot nor the progress record is touched.
+      this.log(`capture refused its slot: ${e.message}`);
+      this.slotRefused = true;
+      this.paused = true;
+      await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'blocked', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'blocked', heartbeat_at = now()");
+      return;
+    }
     this.registry = await this.tableLookup();
     await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'running', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'running', heartbeat_at = now()");
     const listener = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture-listen' });
@@ -181,11 +200,13 @@ export class CaptureWorker implements CaptureHandle {
       return;
     }
     this.generation = progress.stream_generation;
-    if (slot === undefined || slot.plugin !== 'pgoutput' || slot.confirmed === null) throw new Error('the recorded capture slot is missing');
+    if (slot === undefined || slot.plugin !== 'pgoutput' || slot.confirmed === null) throw new SlotRefused('the recorded capture slot is missing');
     const confirmed = parseLsn(slot.confirmed);
     const ack = parseLsn(progress.acknowledged_end_lsn);
     const processed = parseLsn(progress.processed_end_lsn);
-    if (confirmed < parseLsn(progress.generation_start_lsn) || confirmed > processed) throw new Error('the capture slot is outside the recorded stream');
+    // Before the generation start it would decode what the stream never held; past the processed boundary WAL
+    // was released that nothing materialized (a slot advanced by someone else, or re-created under the name).
+    if ((confirmed < parseLsn(progress.generation_start_lsn) || confirmed > processed) && !fault('cap005-adopt-slot-outside-stream')) throw new SlotRefused('the capture slot is outside the recorded stream'); // fault: server:cap005-adopt-slot-outside-stream
     // A slot advance is not crash-durable: catch the slot up to the acknowledgement, or adopt a slot already ahead.
     if (confirmed < ack) await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, progress.acknowledged_end_lsn]);
     else if (confirmed > ack) await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [slot.confirmed]);
@@ -279,13 +300,14 @@ export class CaptureWorker implements CaptureHandle {
     let decoded = 0;
     // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
     const digestHash = await digestSchemaHash(db);
+    const rowLimit = (await db.query<{ n: number }>('SELECT decode_row_limit AS n FROM synchro.capture_limits')).rows[0]?.n ?? PEEK_ROWS;
     for (;;) {
       const flush = await flushWal(db);
       let raw: Buffer[];
       try {
         raw = (await db.query<{ data: Buffer }>(
           `SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`,
-          [this.slot, flush, PEEK_ROWS],
+          [this.slot, flush, rowLimit],
         )).rows.map((r) => r.data);
       } catch (e) {
         this.log(`capture decode failed: ${(e as { code?: string }).code ?? 'error'}`);
@@ -314,7 +336,7 @@ export class CaptureWorker implements CaptureHandle {
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
         if (this.paused) return;
       }
-      if (raw.length < PEEK_ROWS) {
+      if (raw.length < rowLimit) {
         await this.idleAck(flush);
         break;
       }
@@ -372,7 +394,7 @@ export class CaptureWorker implements CaptureHandle {
     if ((await this.activePoison()) !== undefined) return;
     // Progress only grows: a record changed since it was read above is never moved back.
     await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
-    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, flush]);
+    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, fault('cap005-idle-slot-to-current-flush') ? (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l : flush]); // fault: server:cap005-idle-slot-to-current-flush
     // Never over a cleared boundary (see pollOnce): only an operator puts that back.
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1 WHERE acknowledged_end_lsn < $1', [flush]);
   }
@@ -409,6 +431,7 @@ export class CaptureWorker implements CaptureHandle {
         // Only a poll that began with a quarantined transaction (being retried) can repair one.
         if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
+      if (fault('cap005-slot-advance-before-commit')) await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]); // fault: server:cap005-slot-advance-before-commit
       // Test-only hold (armHold): everything is written, nothing committed yet.
       await this.testControls.holdIfArmed(hasRows);
       await db.query('COMMIT');
@@ -417,6 +440,7 @@ export class CaptureWorker implements CaptureHandle {
       // Killed while held: the open transaction dies with the session; nothing to quarantine.
       if (e instanceof CaptureStopped) throw e;
       await this.quarantine(tx.commitLsn, e, firstTable);
+      if (fault('cap005-ack-failed-transaction')) await db.query(`SELECT pg_replication_slot_advance('${this.slot}', '${end}'); UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, '${end}'), acknowledged_end_lsn = greatest(acknowledged_end_lsn, '${end}')`); // fault: server:cap005-ack-failed-transaction
       if (fault('acknowledge-past-quarantine')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-past-quarantine
       return false;
     }
@@ -491,6 +515,7 @@ export class CaptureWorker implements CaptureHandle {
       const target = parseLsn(await flushWal(db));
       let polled = false;
       for (;;) {
+        if (this.slotRefused) throw new CapturePoisoned('capture is blocked: the worker refused its recorded slot');
         if (this.paused) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
         if (this.testControls.holding) throw new CaptureStopped('the capture worker is held before its materialization commit; resume it before waiting for materialization');
         const { rows } = await db.query<{ a: string; p: boolean }>(
@@ -505,6 +530,8 @@ export class CaptureWorker implements CaptureHandle {
         if (Date.now() > deadline) throw new Error(`capture did not reach ${formatLsn(target)} in ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           this.waiters.push(resolve);
+          // A poll that reaches an armed hold does not end until released: the loop then refuses at once.
+          this.testControls.whenHeld(resolve);
           this.kick();
         });
         polled = true;
@@ -578,7 +605,8 @@ export class CaptureWorker implements CaptureHandle {
 
   /** Test control: carry on after `pause`, or reconnect after `kill`; either way from the durable progress. */
   async resume(): Promise<void> {
-    if (this.killed) return this.reopen();
+    // Killed, or blocked on a refused slot: connect again and reconcile from the durable progress.
+    if (this.killed || this.slotRefused) return this.reopen();
     // A held worker is running, only waiting to commit: let it.
     if (this.testControls.holding) return this.testControls.releaseHold();
     this.paused = false;
@@ -607,6 +635,7 @@ export class CaptureWorker implements CaptureHandle {
     await this.closeSessions();
     this.killed = false;
     this.paused = false;
+    this.slotRefused = false;
     await this.start();
   }
 
@@ -628,6 +657,8 @@ export class CaptureWorker implements CaptureHandle {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.heartbeat);
+    // A worker held before its commit would never finish its poll: it gives up, and its transaction rolls back.
+    this.testControls.abortHold();
     await this.running;
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()").catch(() => undefined);
     await this.closeSessions();

@@ -18,9 +18,16 @@ export async function inspectRows<R extends Row>(world: SyncWorld, sql: string, 
   return (await inspection(world)).query<R>(sql, params);
 }
 
-/** The logical table id of a table named in the scenario, from the manifests the server published. */
+/**
+ * The logical table id of a table named in the scenario, from the manifests
+ * the server published; in a scenario where no client connected, from the
+ * registration server inspection shows for the relation of that name.
+ */
 export async function tableIdOf(world: SyncWorld, name: string): Promise<string> {
-  return (await tableNamed(world, name)).table_id;
+  if (world.replies.some((reply) => reply.endpoint === 'connect' && reply.status === 200)) return (await tableNamed(world, name)).table_id;
+  const rows = await inspectRows<{ table_id: string }>(world, "SELECT table_id FROM synchro.relations WHERE active AND physical_schema = 'public' AND physical_relation = $1", [name]);
+  if (rows.length !== 1) throw new Error(`server inspection shows ${rows.length} active registrations of relation public.${name}, not one`);
+  return (rows[0] as { table_id: string }).table_id;
 }
 
 export interface FenceCoverage {

@@ -1,0 +1,119 @@
+/**
+ * Steps of SYNC-CAP-006 Blocking Poison Quarantine: the quarantine record as
+ * server inspection shows it (its position, class, names and redaction), the
+ * same-identity retry, and the operator's stream reset as the way out of a
+ * poison no retry can clear. Steps that need a stream reset held at one of
+ * its phases, or a registry activation the worker validates, stay undefined:
+ * the reference offers neither yet. So do the steps of the truncate-poison
+ * scenario: the reference refuses a TRUNCATE of a registered relation at the
+ * source (decision 10), so a plain TRUNCATE never becomes a poison (decision 224).
+ */
+import { Then, When } from '@cucumber/cucumber';
+import { inspectRows, tableIdOf } from '../support/capture/inspection.ts';
+import { breakMembershipFunctionFor, type QuarantineRow, quarantineAt } from '../support/poison-quarantine/records.ts';
+import { readReply } from '../support/reply.ts';
+import { positionOf } from '../support/scope-dependencies/state.ts';
+import { captureOf } from '../support/wal-acknowledgement/progress.ts';
+import type { SyncWorld } from '../support/world.ts';
+
+Then('server inspection shows one active quarantine record at position {string} with failure class {string}', async function (this: SyncWorld, label: string, failureClass: string) {
+  const position = positionOf(this, label);
+  // A real wait for the worker to reach the transaction: it ends refused once the worker quarantined it.
+  try {
+    await captureOf(await this.readyServer()).awaitMaterialized(this.deadlineMs);
+  } catch (error) {
+    this.attach(`the wait for capture ended with: ${(error as Error).message}`, 'text/plain');
+  }
+  const active = await inspectRows<{ commit: string; failure_class: string; at: boolean }>(
+    this,
+    "SELECT commit_lsn::text AS commit, failure_class, commit_lsn > $1::pg_lsn AND commit_lsn <= $2::pg_lsn AS at FROM synchro.wal_poison WHERE lifecycle = 'active' ORDER BY id",
+    [position.before, position.after],
+  );
+  this.assert.equal(
+    active.map((r) => ({ atPosition: r.at, failureClass: r.failure_class })),
+    [{ atPosition: true, failureClass }],
+    `active quarantine records (transaction "${label}" committed between ${position.before} and ${position.after}): ${JSON.stringify(active)}`,
+  );
+});
+
+Then('the quarantine record names the stream generation and the relation of table {string}', async function (this: SyncWorld, table: string) {
+  const record = await quarantineAt(this);
+  const [progress] = await inspectRows<{ g: string }>(this, 'SELECT stream_generation AS g FROM synchro.wal_progress');
+  this.assert.equal(
+    { generation: record.stream_generation, table: record.table_id },
+    { generation: progress?.g, table: await tableIdOf(this, table) },
+    `the quarantine record ${JSON.stringify(record)}`,
+  );
+});
+
+/** Every text member of the record, as the database stores it. */
+function texts(record: QuarantineRow): Array<[string, string]> {
+  return Object.entries(record).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+}
+
+Then('no text of the quarantine record contains {string}', async function (this: SyncWorld, marker: string) {
+  const record = await quarantineAt(this);
+  const leaking = texts(record)
+    .filter(([, text]) => text.includes(marker))
+    .map(([member]) => member);
+  this.assert.ok(texts(record).length > 0, 'the quarantine record has text members');
+  this.assert.equal(leaking, [], `members of the quarantine record holding "${marker}"`);
+});
+
+Then('every text member of the quarantine record is at most {int} bytes long', async function (this: SyncWorld, limit: number) {
+  const record = await quarantineAt(this);
+  const long = texts(record)
+    .filter(([, text]) => Buffer.byteLength(text, 'utf8') > limit)
+    .map(([member, text]) => `${member}: ${Buffer.byteLength(text, 'utf8')} bytes`);
+  this.assert.ok(texts(record).length > 0, 'the quarantine record has text members');
+  this.assert.equal(long, [], `members of the quarantine record longer than ${limit} bytes`);
+});
+
+Then('server inspection shows the quarantine record at position {string} no longer active', async function (this: SyncWorld, label: string) {
+  const position = positionOf(this, label);
+  const records = await inspectRows<{ lifecycle: string }>(this, 'SELECT lifecycle FROM synchro.wal_poison WHERE commit_lsn > $1::pg_lsn AND commit_lsn <= $2::pg_lsn ORDER BY id', [position.before, position.after]);
+  this.assert.ok(records.length > 0, `server inspection shows a quarantine record for transaction "${label}"`);
+  this.assert.equal(
+    records.filter((r) => r.lifecycle === 'active').length,
+    0,
+    `lifecycles of the quarantine records of "${label}": ${records.map((r) => r.lifecycle).join(', ')}`,
+  );
+});
+
+Then('server inspection shows the transaction record of row {string} at position {string}', async function (this: SyncWorld, key: string, label: string) {
+  const position = positionOf(this, label);
+  const rows = await inspectRows<{ commit: string; at: boolean }>(
+    this,
+    `SELECT e.commit_lsn::text AS commit, e.commit_lsn > $3::pg_lsn AND e.commit_lsn <= $4::pg_lsn AS at
+       FROM synchro.wal_events e JOIN synchro.wal_transactions t USING (stream_generation, commit_lsn)
+      WHERE e.table_id = $1 AND e.pk_text = $2 AND e.stream_generation = (SELECT stream_generation FROM synchro.wal_progress)`,
+    [await tableIdOf(this, 'tasks'), key, position.before, position.after],
+  );
+  this.assert.equal(
+    rows.map((r) => r.at),
+    [true],
+    `transaction records holding row ${key} (transaction "${label}" committed between ${position.before} and ${position.after}): ${JSON.stringify(rows)}`,
+  );
+});
+
+Then('the readiness response is 200 with body exactly:', async function (this: SyncWorld, body: string) {
+  const proxy = await this.proxy();
+  const reply = await readReply('ready', await fetch(`${proxy.url}/ready`, { signal: AbortSignal.timeout(this.deadlineMs) }), '');
+  this.assert.equal({ status: reply.status, body: reply.text }, { status: 200, body }, 'GET /ready');
+});
+
+When('the harness makes the next source transaction fail with a membership function that returns NULL for row {string} only', async function (this: SyncWorld, key: string) {
+  await breakMembershipFunctionFor(this, 'tasks', key);
+});
+
+Then('server inspection shows no row version, membership edge or pull effect for row {string} of table {string}', async function (this: SyncWorld, key: string, table: string) {
+  const tableId = await tableIdOf(this, table);
+  const [found] = await inspectRows<{ versions: number; edges: number; effects: number }>(
+    this,
+    `SELECT (SELECT count(*) FROM synchro.projections WHERE table_id = $1 AND pk_text = $2)::int AS versions,
+            (SELECT count(*) FROM synchro.membership_edges WHERE table_id = $1 AND pk_text = $2)::int AS edges,
+            (SELECT count(*) FROM synchro.scope_effects WHERE table_id = $1 AND pk_text = $2)::int AS effects`,
+    [tableId, key],
+  );
+  this.assert.equal(found, { versions: 0, edges: 0, effects: 0 }, `materialized records of row ${key}`);
+});
