@@ -63,12 +63,6 @@ Given('the harness client {string} has pulled presenting its current cursors', a
   if (reply.status !== 200) throw new Error(`the pull of client "${name}" was answered ${reply.status}: ${reply.text.slice(0, 500)}`);
 });
 
-When('the operator runs an authorized stream reset to completion', async function (this: SyncWorld) {
-  const server = await this.readyServer();
-  if (server.capture?.resetStream === undefined) throw new Error(`server adapter "${server.id}" offers no stream reset control`);
-  await server.capture.resetStream();
-});
-
 When(/^the harness client "([^"]+)" pulls with limit (\d+) under (?:its new client generation|the new schema) presenting the "([^"]+)" cursors$/, async function (this: SyncWorld, name: string, limit: string, label: string) {
   await pullPresentingRecorded(this, name, label, Number(limit));
 });

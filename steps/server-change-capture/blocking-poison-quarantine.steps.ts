@@ -11,7 +11,6 @@
 import { Then, When } from '@cucumber/cucumber';
 import { inspectRows, tableIdOf } from '../support/capture/inspection.ts';
 import { breakMembershipFunctionFor, type QuarantineRow, quarantineAt } from '../support/poison-quarantine/records.ts';
-import { readReply } from '../support/reply.ts';
 import { positionOf } from '../support/scope-dependencies/state.ts';
 import { captureOf } from '../support/wal-acknowledgement/progress.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -60,15 +59,6 @@ Then('no text of the quarantine record contains {string}', async function (this:
   this.assert.equal(leaking, [], `members of the quarantine record holding "${marker}"`);
 });
 
-Then('every text member of the quarantine record is at most {int} bytes long', async function (this: SyncWorld, limit: number) {
-  const record = await quarantineAt(this);
-  const long = texts(record)
-    .filter(([, text]) => Buffer.byteLength(text, 'utf8') > limit)
-    .map(([member, text]) => `${member}: ${Buffer.byteLength(text, 'utf8')} bytes`);
-  this.assert.ok(texts(record).length > 0, 'the quarantine record has text members');
-  this.assert.equal(long, [], `members of the quarantine record longer than ${limit} bytes`);
-});
-
 Then('server inspection shows the quarantine record at position {string} no longer active', async function (this: SyncWorld, label: string) {
   const position = positionOf(this, label);
   const records = await inspectRows<{ lifecycle: string }>(this, 'SELECT lifecycle FROM synchro.wal_poison WHERE commit_lsn > $1::pg_lsn AND commit_lsn <= $2::pg_lsn ORDER BY id', [position.before, position.after]);
@@ -94,12 +84,6 @@ Then('server inspection shows the transaction record of row {string} at position
     [true],
     `transaction records holding row ${key} (transaction "${label}" committed between ${position.before} and ${position.after}): ${JSON.stringify(rows)}`,
   );
-});
-
-Then('the readiness response is 200 with body exactly:', async function (this: SyncWorld, body: string) {
-  const proxy = await this.proxy();
-  const reply = await readReply('ready', await fetch(`${proxy.url}/ready`, { signal: AbortSignal.timeout(this.deadlineMs) }), '');
-  this.assert.equal({ status: reply.status, body: reply.text }, { status: 200, body }, 'GET /ready');
 });
 
 When('the harness makes the next source transaction fail with a membership function that returns NULL for row {string} only', async function (this: SyncWorld, key: string) {
