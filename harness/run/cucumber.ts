@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type ISupportCodeLibrary, loadConfiguration, loadSupport, runCucumber } from '@cucumber/cucumber/api';
 import { incompleteScenarios } from './incomplete.ts';
-import { leaseSession, needsSession } from './session.ts';
+import { withPreparedParameters } from './session.ts';
 
 /** Where the project's features and step definitions are, relative to its root: every command runs the same ones. */
 export const FEATURE_PATHS: readonly string[] = ['features/**/*.feature'];
@@ -46,14 +46,7 @@ const supportLibraries = new Map<string, ISupportCodeLibrary>();
  * consecutive runs; prepared ones are used as they are.
  */
 export async function runFeatures(run: FeatureRun): Promise<{ success: boolean }> {
-  if (!needsSession(run.worldParameters)) return runPrepared(run);
-  const { server, client, root, ...extra } = run.worldParameters;
-  const { session, release } = await leaseSession({ server: String(server ?? 'reference'), client: String(client ?? 'reference'), root: typeof root === 'string' ? root : run.cwd, extra });
-  try {
-    return await runPrepared({ ...run, worldParameters: session.worldParameters });
-  } finally {
-    release();
-  }
+  return withPreparedParameters(run.worldParameters, run.cwd, (worldParameters) => runPrepared({ ...run, worldParameters }));
 }
 
 async function runPrepared(run: FeatureRun): Promise<{ success: boolean }> {

@@ -89,3 +89,19 @@ export async function leaseSession(specs: { server: string; client: string; root
   };
   return { session: { ...session, worldParameters: { ...(specs.extra ?? {}), ...session.worldParameters } }, release };
 }
+
+/**
+ * Runs `body` with world parameters whose adapters are prepared: ones that
+ * name adapters by id get a leased session (kept while `body` runs), prepared
+ * ones are passed as they are.
+ */
+export async function withPreparedParameters<T>(parameters: JsonObject, cwd: string, body: (prepared: JsonObject) => Promise<T>): Promise<T> {
+  if (!needsSession(parameters)) return body(parameters);
+  const { server, client, root, ...extra } = parameters;
+  const { session, release } = await leaseSession({ server: String(server ?? 'reference'), client: String(client ?? 'reference'), root: typeof root === 'string' ? root : cwd, extra });
+  try {
+    return await body(session.worldParameters);
+  } finally {
+    release();
+  }
+}

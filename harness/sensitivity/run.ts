@@ -21,7 +21,7 @@ import { classifyRun, type Status } from '../report/classify.ts';
 import type { Detection, SensitivityResult } from '../report/conformance-json.ts';
 import { readMessages } from '../report/messages.ts';
 import { type JsonObject, runFeatures } from '../run/cucumber.ts';
-import { leaseSession, needsSession } from '../run/session.ts';
+import { withPreparedParameters } from '../run/session.ts';
 import { runJobs } from './pool.ts';
 import type { RecipeContext, RecipeJob, RecipeResult } from './recipe.ts';
 
@@ -170,15 +170,7 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
  * and keeps the session's database cluster up until the last one finished.
  */
 async function withSession<T>(options: SensitivityOptions, body: (context: RecipeContext) => Promise<T>): Promise<T> {
-  const base = { root: options.root, imports: options.imports, workDir: options.workDir };
-  if (!needsSession(options.worldParameters)) return body({ ...base, worldParameters: options.worldParameters });
-  const { server, client, root, ...extra } = options.worldParameters;
-  const { session, release } = await leaseSession({ server: String(server ?? 'reference'), client: String(client ?? 'reference'), root: typeof root === 'string' ? root : options.root, extra });
-  try {
-    return await body({ ...base, worldParameters: session.worldParameters });
-  } finally {
-    release();
-  }
+  return withPreparedParameters(options.worldParameters, options.root, (worldParameters) => body({ root: options.root, imports: options.imports, workDir: options.workDir, worldParameters }));
 }
 
 async function baselineRun(options: SensitivityOptions, records: RequirementRecord[]): Promise<Map<string, Status>> {

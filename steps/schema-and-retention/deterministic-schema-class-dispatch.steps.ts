@@ -41,13 +41,7 @@ Given(
     const expected = lineageReference(this, Number(version));
     if (client.schema.version !== expected.version || client.schema.hash !== expected.hash) throw new Error(`client "${name}" installed ${JSON.stringify(client.schema)}, not lineage version ${version}`);
     if (how === 'completed a sync') {
-      for (const [scope, cursor] of client.cursors) {
-        if (cursor !== null) continue;
-        const run = await client.rebuildAll(scope);
-        if (run.finalCursor === undefined) throw new Error(`client "${name}" could not rebuild ${scope}: ${run.pages.at(-1)?.text.slice(0, 300)}`);
-      }
-      const last = (await client.pullAll()).at(-1);
-      if (last?.status !== 200) throw new Error(`client "${name}" could not pull: ${last?.status} ${last?.text.slice(0, 300)}`);
+      await client.catchUp();
     }
   },
 );

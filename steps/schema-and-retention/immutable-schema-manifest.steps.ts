@@ -184,13 +184,7 @@ Given(/^the harness client "([^"]+)" of user "([^"]+)" has completed its first s
   if (reply.status !== 200 || reply.json?.schema?.version !== Number(version)) throw new Error(`the first connect of client "${name}" was answered ${reply.status} ${reply.text.slice(0, 300)}`);
   ledgerOf(this).noteReply(reply);
   ledgerOf(this).labels.set('first-connect', reply.json.schema_definition as Obj);
-  for (const [scope, cursor] of client.cursors) {
-    if (cursor !== null) continue;
-    const run = await client.rebuildAll(scope);
-    if (run.finalCursor === undefined) throw new Error(`client "${name}" could not rebuild ${scope}: ${run.pages.at(-1)?.text.slice(0, 300)}`);
-  }
-  const last = (await client.pullAll()).at(-1);
-  if (last?.status !== 200) throw new Error(`client "${name}" could not pull: ${last?.status} ${last?.text.slice(0, 300)}`);
+  await client.catchUp();
 });
 
 Given(/^the harness has recorded the version (\d+) manifest as "([^"]+)"$/, async function (this: SyncWorld, version: string, label: string) {

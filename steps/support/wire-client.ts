@@ -194,12 +194,24 @@ export class WireClient {
   async connectAndRebuild(): Promise<void> {
     const reply = await this.connect();
     if (reply.status !== 200) throw new Error(`client "${this.name}" could not connect: ${reply.status} ${reply.text}`);
+    await this.rebuildScopesWithoutCursor();
+  }
+
+  /** Rebuilds every scope the client holds no cursor for; throws when a rebuild is refused. */
+  async rebuildScopesWithoutCursor(): Promise<void> {
     for (const [scope, cursor] of this.cursors) {
       if (cursor !== null) continue;
       const run = await this.rebuildAll(scope);
       const last = run.pages[run.pages.length - 1];
       if (last?.status !== 200) throw new Error(`client "${this.name}" could not rebuild ${scope}: ${last?.status} ${last?.text}`);
     }
+  }
+
+  /** After a connect: rebuilds the scopes without a cursor, then pulls to the end; throws when a request is refused. */
+  async catchUp(): Promise<void> {
+    await this.rebuildScopesWithoutCursor();
+    const last = (await this.pullAll()).at(-1);
+    if (last?.status !== 200) throw new Error(`client "${this.name}" could not pull: ${last?.status} ${last?.text.slice(0, 300)}`);
   }
 
   tableSchema(name: string): TableSchema {

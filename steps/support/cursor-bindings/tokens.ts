@@ -7,11 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { recordedCursor } from '../cursor-acknowledgement/checkpoints.ts';
+import { alteredByPhrase } from '../opaque-tokens/alteration.ts';
 import { continuationState } from '../rebuild-continuations/continuation.ts';
 import type { Reply } from '../reply.ts';
 import type { SyncWorld } from '../world.ts';
-
-const otherBase64url = (c: string) => (c === 'A' ? 'B' : 'A');
 
 /** A JSON pointer step for a scope id ("list:a" holds no "/" or "~", but a scope id may). */
 const scopePointer = (scope: string) => `/scopes/${scope.replaceAll('~', '~0').replaceAll('/', '~1')}`;
@@ -27,19 +26,8 @@ async function continuationIssued(world: SyncWorld, holder: string, scope: strin
 /** The recorded cursor `label` of `scope` altered as a feature's Examples name it. */
 export async function alteredCursor(world: SyncWorld, label: string, scope: string, alteration: string): Promise<string> {
   const token = recordedCursor(world, label, scope);
-  const middle = Math.floor(token.length / 2);
-  switch (alteration) {
-    case 'with its last character replaced by another base64url one':
-      return token.slice(0, -1) + otherBase64url(token.slice(-1));
-    case 'with the character at its middle position replaced':
-      return token.slice(0, middle) + otherBase64url(token.charAt(middle)) + token.slice(middle + 1);
-    case 'with its last 8 characters removed':
-      return token.slice(0, -8);
-    case 'with ".x" appended':
-      return `${token}.x`;
-    case 'replaced by the empty string ""':
-      return '';
-  }
+  const altered = alteredByPhrase(token, alteration);
+  if (altered !== undefined) return altered.value;
   const continuation = /^replaced by a rebuild continuation of "([^"]+)" issued to "([^"]+)"$/.exec(alteration);
   if (continuation !== null) return await continuationIssued(world, continuation[2] as string, continuation[1] as string);
   const other = /^replaced by the "([^"]+)" cursor for scope "([^"]+)"$/.exec(alteration);

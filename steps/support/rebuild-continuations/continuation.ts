@@ -5,6 +5,7 @@
  * continuation can still be followed afterwards; the token each one presented
  * is kept for the checks on what the refusal repeats.
  */
+import { alteredByPhrase } from '../opaque-tokens/alteration.ts';
 import { latestPagedRebuild, type PagedRebuild, pagedRebuild } from '../rebuild-runs/paged.ts';
 import type { Reply } from '../reply.ts';
 import type { Json } from '../wire-client.ts';
@@ -36,26 +37,10 @@ export function genuineContinuation(attempt: PagedRebuild): string {
   return cursor;
 }
 
-/** A character of the base64url alphabet other than `c`. */
-function otherBase64url(c: string): string {
-  return c === 'A' ? 'B' : 'A';
-}
-
 /** The continuation altered as the feature's Examples name it. */
 export function alteredContinuation(world: SyncWorld, name: string, token: string, alteration: string): string {
-  const middle = Math.floor(token.length / 2);
-  switch (alteration) {
-    case 'with its last character replaced by another base64url one':
-      return token.slice(0, -1) + otherBase64url(token.slice(-1));
-    case 'with the character at its middle position replaced':
-      return token.slice(0, middle) + otherBase64url(token.charAt(middle)) + token.slice(middle + 1);
-    case 'with its last 8 characters removed':
-      return token.slice(0, -8);
-    case 'with ".x" appended':
-      return `${token}.x`;
-    case 'replaced by the empty string ""':
-      return '';
-  }
+  const altered = alteredByPhrase(token, alteration);
+  if (altered !== undefined) return altered.value;
   const incremental = /^replaced by the incremental cursor "([^"]+)" holds for scope "([^"]+)"$/.exec(alteration);
   if (incremental !== null) {
     const [, holder, scope] = incremental as unknown as [string, string, string];
