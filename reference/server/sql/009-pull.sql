@@ -75,12 +75,16 @@ CREATE TABLE synchro.rebuild_pages (
 -- The capture gate looks up the fences a client's mutations produced.
 CREATE INDEX row_versions_mutation ON synchro.row_versions (mutation_id) WHERE mutation_id IS NOT NULL;
 
--- Scope-local compaction. The floor becomes the smallest position still needed by
--- the scope: the acknowledged checkpoint of every non-expired client the scope is
--- assigned to, and the boundary of every unexpired rebuild session of the scope
--- whose final cursor is not acknowledged yet. Effects at or below the floor are
--- deleted in the same transaction as the floor moves. Clients that hold neither a
--- checkpoint nor a session must rebuild anyway and do not hold the floor back.
+-- Scope-local compaction. The safe position of a scope is the smallest of:
+-- the acknowledged checkpoint of every nonexpired client the scope is
+-- assigned to; the boundary of every unexpired rebuild session of the scope
+-- that is not complete yet (a rebuild pins the history its final cursor
+-- needs); and, only when no nonexpired client is assigned the
+-- scope at all, the scope's durable high-watermark (048). Effects at or below it
+-- are deleted and the floor moves up to it in the same transaction, so a
+-- failing floor update takes the deletion back with it. Assigned clients that
+-- hold neither a checkpoint nor a session must rebuild anyway and do not hold
+-- the floor back.
 CREATE FUNCTION synchro.synchro_compact_scope(p_scope text) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
 DECLARE
@@ -104,14 +108,26 @@ BEGIN
              CASE WHEN s.boundary_lsn IS NULL THEN -1 ELSE 2147483647 END
         FROM synchro.rebuild_sessions s
        WHERE s.scope_id = p_scope AND s.stream_generation = v_gen AND s.expires_at > now()
-         -- Once the client presented a cursor at or past the boundary, the session pins nothing.
-         AND NOT EXISTS (
+         -- The session pins until the rebuild is complete: its final page was served and the
+         -- client has since presented a cursor at or past the boundary. A cursor past the
+         -- boundary that an incremental pull gave the client before the rebuild finished does
+         -- not release the pin: the client resumes from the rebuild's final cursor.
+         AND NOT (EXISTS (SELECT 1 FROM synchro.rebuild_pages p WHERE p.session_id = s.session_id AND p.start_ordinal + s.page_limit >= s.row_count)
+         AND EXISTS (
            SELECT 1 FROM synchro.checkpoints k
             WHERE k.user_id = s.user_id AND k.client_id = s.client_id AND k.scope_id = s.scope_id
               AND k.stream_generation = s.stream_generation
               AND (k.commit_lsn, k.event_ordinal, k.effect_ordinal)
                   >= (coalesce(s.boundary_lsn, '0/0'::pg_lsn), CASE WHEN s.boundary_lsn IS NULL THEN -1 ELSE 9223372036854775807 END,
-                      CASE WHEN s.boundary_lsn IS NULL THEN -1 ELSE 2147483647 END))
+                      CASE WHEN s.boundary_lsn IS NULL THEN -1 ELSE 2147483647 END)))
+      UNION ALL
+      SELECT h.commit_lsn, h.event_ordinal, h.effect_ordinal
+        FROM synchro.scope_high_watermarks h
+       WHERE h.scope_id = p_scope AND h.stream_generation = v_gen
+         AND NOT EXISTS (
+           SELECT 1 FROM synchro.client_scopes cs
+             JOIN synchro.clients c ON c.user_id = cs.user_id AND c.client_id = cs.client_id AND NOT c.expired
+            WHERE cs.scope_id = p_scope AND cs.assigned)
     ) need ORDER BY l, e, f LIMIT 1;
   IF v_floor.l IS NULL OR v_floor.e < 0 THEN
     RETURN 0;
