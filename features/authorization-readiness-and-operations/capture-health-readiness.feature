@@ -130,7 +130,7 @@ Feature: Capture Health Readiness
         """
         SELECT synchro.synchro_health_detail();
         """
-      Then the statement fails with SQLSTATE "42501"
+      Then the statement is refused with SQLSTATE "42501"
 
       Examples:
         | role            |

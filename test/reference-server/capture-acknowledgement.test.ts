@@ -75,10 +75,12 @@ test('a slot advanced past the processed boundary is refused at start: the worke
   });
 });
 
-test('a decode row limit of 1 still materializes every transaction whole and in order', async () => {
+test('a decode row limit of 1 still materializes every transaction whole and in order, past messages outside transactions', async () => {
   await withControls(async (h) => {
     await h.sql.query('UPDATE synchro.capture_limits SET decode_row_limit = 1');
     await h.sql.query(`INSERT INTO public.notes (id) VALUES ('d1'), ('d2'), ('d3')`);
+    // A message outside any transaction between the two: a peek cut short by the limit may hold nothing else.
+    await h.sql.query("SELECT pg_logical_emit_message(false, 'test_between', 'x', true)");
     await h.sql.query(`INSERT INTO public.notes (id) VALUES ('d4')`);
     assert.equal((await catchUp(h)).status, 200);
     const { rows } = await h.sql.query("SELECT pk_text FROM synchro.scope_effects WHERE pk_text LIKE 'd%' ORDER BY commit_lsn, event_ordinal");

@@ -301,13 +301,14 @@ export class CaptureWorker implements CaptureHandle {
     // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
     const digestHash = await digestSchemaHash(db);
     const rowLimit = (await db.query<{ n: number }>('SELECT decode_row_limit AS n FROM synchro.capture_limits')).rows[0]?.n ?? PEEK_ROWS;
+    let limit = rowLimit;
     for (;;) {
       const flush = await flushWal(db);
       let raw: Buffer[];
       try {
         raw = (await db.query<{ data: Buffer }>(
           `SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`,
-          [this.slot, flush, rowLimit],
+          [this.slot, flush, limit],
         )).rows.map((r) => r.data);
       } catch (e) {
         this.log(`capture decode failed: ${(e as { code?: string }).code ?? 'error'}`);
@@ -324,6 +325,12 @@ export class CaptureWorker implements CaptureHandle {
       const txs = groupTransactions(raw);
       if (fault('cap003-materialize-in-start-order')) for (const tx of txs.sort((a, b) => a.xid - b.xid)) learnRelations(tx, this.relations); // fault: server:cap003-materialize-in-start-order
       if (txs.length === 0) {
+        // A peek cut short by its limit that held only messages outside transactions says nothing about
+        // what follows them: acknowledging up to the flush position would skip those transactions unread.
+        if (raw.length >= limit) {
+          limit += raw.length;
+          continue;
+        }
         await this.idleAck(flush);
         break;
       }
@@ -336,10 +343,11 @@ export class CaptureWorker implements CaptureHandle {
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
         if (this.paused) return;
       }
-      if (raw.length < rowLimit) {
+      if (raw.length < limit) {
         await this.idleAck(flush);
         break;
       }
+      limit = rowLimit;
     }
     await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
     if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { recordedCursor } from '../cursor-acknowledgement/checkpoints.ts';
-import { alteredByPhrase } from '../opaque-tokens/alteration.ts';
+import { alteredBase64url } from '../opaque-tokens/alteration.ts';
 import { continuationState } from '../rebuild-continuations/continuation.ts';
 import type { Reply } from '../reply.ts';
 import type { SyncWorld } from '../world.ts';
@@ -26,8 +26,8 @@ async function continuationIssued(world: SyncWorld, holder: string, scope: strin
 /** The recorded cursor `label` of `scope` altered as a feature's Examples name it. */
 export async function alteredCursor(world: SyncWorld, label: string, scope: string, alteration: string): Promise<string> {
   const token = recordedCursor(world, label, scope);
-  const altered = alteredByPhrase(token, alteration);
-  if (altered !== undefined) return altered.value;
+  const altered = alteredBase64url(token, alteration);
+  if (altered !== undefined) return altered;
   const continuation = /^replaced by a rebuild continuation of "([^"]+)" issued to "([^"]+)"$/.exec(alteration);
   if (continuation !== null) return await continuationIssued(world, continuation[2] as string, continuation[1] as string);
   const other = /^replaced by the "([^"]+)" cursor for scope "([^"]+)"$/.exec(alteration);

@@ -25,26 +25,44 @@ function replaceAt(token: string, at: number): string {
 
 /** Applies an alteration phrase of the features ("with its last character removed", ...) to a token. */
 export function alterToken(token: string, phrase: string): Altered {
-  const altered = alteredByPhrase(token, phrase);
-  if (altered === undefined) throw new Error(`unknown token alteration "${phrase}"`);
-  return altered;
-}
-
-/** The token altered as `phrase` says, or undefined for a phrase this module does not know (the caller may know it). */
-export function alteredByPhrase(token: string, phrase: string): Altered | undefined {
   const text = phrase.trim();
   if (text === 'unchanged') return { value: token, invalid: false };
   if (text === 'with the character at its middle position replaced') return { value: replaceAt(token, Math.floor(token.length / 2)), invalid: false };
   if (text === 'with the character ten positions before its end replaced') return { value: replaceAt(token, token.length - 10), invalid: false };
-  if (text === 'with its last character replaced by another base64url one') return { value: replaceAt(token, token.length - 1), invalid: false };
   if (text === 'with its last character removed') return { value: token.slice(0, -1), invalid: token.length <= 1 };
-  if (text === 'with its last 8 characters removed') return { value: token.slice(0, -8), invalid: token.length <= 8 };
   const appended = /^with (".*") appended$/.exec(text);
   if (appended) return { value: token + (JSON.parse(appended[1] as string) as string), invalid: false };
   const replaced = /^replaced by (?:the empty string|the JSON string) (".*")$/.exec(text);
   if (replaced) {
     const value = JSON.parse(replaced[1] as string) as string;
     return { value, invalid: value === '' };
+  }
+  throw new Error(`unknown token alteration "${phrase}"`);
+}
+
+/** A character of the base64url alphabet other than `c` ("A", or "B" for an "A"). */
+function otherBase64url(c: string): string {
+  return c === 'A' ? 'B' : 'A';
+}
+
+/**
+ * The alterations the cursor-binding and rebuild-continuation features name
+ * (a character swapped for "A" or "B", a cut, a suffix, the empty string),
+ * or undefined for another phrase, which the caller may know.
+ */
+export function alteredBase64url(token: string, phrase: string): string | undefined {
+  const middle = Math.floor(token.length / 2);
+  switch (phrase) {
+    case 'with its last character replaced by another base64url one':
+      return token.slice(0, -1) + otherBase64url(token.slice(-1));
+    case 'with the character at its middle position replaced':
+      return token.slice(0, middle) + otherBase64url(token.charAt(middle)) + token.slice(middle + 1);
+    case 'with its last 8 characters removed':
+      return token.slice(0, -8);
+    case 'with ".x" appended':
+      return `${token}.x`;
+    case 'replaced by the empty string ""':
+      return '';
   }
   return undefined;
 }

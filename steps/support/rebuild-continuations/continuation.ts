@@ -5,7 +5,7 @@
  * continuation can still be followed afterwards; the token each one presented
  * is kept for the checks on what the refusal repeats.
  */
-import { alteredByPhrase } from '../opaque-tokens/alteration.ts';
+import { alteredBase64url } from '../opaque-tokens/alteration.ts';
 import { latestPagedRebuild, type PagedRebuild, pagedRebuild } from '../rebuild-runs/paged.ts';
 import type { Reply } from '../reply.ts';
 import type { Json } from '../wire-client.ts';
@@ -39,8 +39,8 @@ export function genuineContinuation(attempt: PagedRebuild): string {
 
 /** The continuation altered as the feature's Examples name it. */
 export function alteredContinuation(world: SyncWorld, name: string, token: string, alteration: string): string {
-  const altered = alteredByPhrase(token, alteration);
-  if (altered !== undefined) return altered.value;
+  const altered = alteredBase64url(token, alteration);
+  if (altered !== undefined) return altered;
   const incremental = /^replaced by the incremental cursor "([^"]+)" holds for scope "([^"]+)"$/.exec(alteration);
   if (incremental !== null) {
     const [, holder, scope] = incremental as unknown as [string, string, string];
