@@ -4,7 +4,7 @@
  * reference the harness notes.
  */
 import { Given } from '@cucumber/cucumber';
-import { type ColumnSpec, sqlType, type TableSpec } from '../support/model.ts';
+import { type ColumnSpec, sqlType, type TableSpec, templateValues } from '../support/model.ts';
 import { currentManifest, ident, literal, publishChange, sqlValue } from '../support/schema-and-versions/manifests.ts';
 import { stateOf } from '../support/schema-and-versions/state.ts';
 import { contractState } from '../support/scopes/function-contract.ts';
@@ -31,14 +31,8 @@ Given(
 function valuesPlacingIn(table: TableSpec, scope: string): Record<string, string> | undefined {
   for (const rule of table.conditional) if (rule.scope === scope) return { [rule.column]: literal(rule.value) };
   for (const template of table.placements) {
-    const names: string[] = [];
-    const pattern = template.replace(/\{([^}]+)\}|[^{]+/g, (part, name: string | undefined) => {
-      if (name === undefined) return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-      names.push(name);
-      return '(.+)';
-    });
-    const match = new RegExp(`^${pattern}$`).exec(scope);
-    if (match) return Object.fromEntries(names.map((name, i) => [name, literal(match[i + 1] as string)]));
+    const values = templateValues(template, scope);
+    if (values !== undefined) return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, literal(value)]));
   }
   return undefined;
 }

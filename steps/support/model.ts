@@ -63,6 +63,21 @@ const SQL_TYPES: Record<string, string> = {
   uuid: 'uuid',
 };
 
+/**
+ * The column values a placement template (`team:{team_id}`) needs for a row
+ * to land in `scope`, or undefined when the template cannot produce it.
+ */
+export function templateValues(template: string, scope: string): Record<string, string> | undefined {
+  const names: string[] = [];
+  const pattern = template.replace(/\{([^}]+)\}|[^{]+/g, (part, name: string | undefined) => {
+    if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    names.push(name);
+    return '(.+)';
+  });
+  const match = new RegExp(`^${pattern}$`).exec(scope);
+  return match === null ? undefined : Object.fromEntries(names.map((name, k) => [name, match[k + 1] as string]));
+}
+
 export function sqlType(portable: string): string {
   const type = SQL_TYPES[portable];
   if (type === undefined) throw new Error(`unknown portable type "${portable}" (known: ${Object.keys(SQL_TYPES).join(', ')})`);

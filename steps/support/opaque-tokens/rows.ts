@@ -3,6 +3,7 @@
  * harness's own client), so a scenario can get a multi-page rebuild or a row
  * with a known server version without direct database access.
  */
+import { templateValues } from '../model.ts';
 import { awaitCapture } from '../source-schema.ts';
 import type { WireClient } from '../wire-client.ts';
 import { SyncWorld } from '../world.ts';
@@ -11,16 +12,8 @@ import { SyncWorld } from '../world.ts';
 export function placementFor(world: SyncWorld, scope: string): { table: string; values: Record<string, string> } {
   for (const spec of world.model.tables.values()) {
     for (const template of spec.placements) {
-      const names: string[] = [];
-      const pattern = template.replace(/\{([^}]+)\}|[^{]+/g, (part, name: string | undefined) => {
-        if (name !== undefined) {
-          names.push(name);
-          return '(.+)';
-        }
-        return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      });
-      const match = new RegExp(`^${pattern}$`).exec(scope);
-      if (match) return { table: spec.name, values: Object.fromEntries(names.map((n, k) => [n, match[k + 1] as string])) };
+      const values = templateValues(template, scope);
+      if (values !== undefined) return { table: spec.name, values };
     }
   }
   throw new Error(`no registered table of this scenario places rows in scope "${scope}"`);

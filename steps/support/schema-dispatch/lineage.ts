@@ -7,7 +7,7 @@
  * harness only remembers which {version, hash} each lineage row became.
  */
 import type { DataTable } from '@cucumber/cucumber';
-import { sqlType } from '../model.ts';
+import { sqlType, templateValues } from '../model.ts';
 import { currentManifest, ident, literal, publishChange } from '../schema-and-versions/manifests.ts';
 import { awaitCapture } from '../source-schema.ts';
 import type { SyncWorld } from '../world.ts';
@@ -72,14 +72,8 @@ export function declareLineage(world: SyncWorld, table: DataTable): void {
 /** Column values that place a new row of `table` in `scope`, read from the table's placement template. */
 function placingValues(world: SyncWorld, table: string, scope: string): Record<string, string> {
   for (const template of world.model.table(table).placements) {
-    const names: string[] = [];
-    const pattern = template.replace(/\{([^}]+)\}|[^{]+/g, (part, name: string | undefined) => {
-      if (name === undefined) return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-      names.push(name);
-      return '(.+)';
-    });
-    const match = new RegExp(`^${pattern}$`).exec(scope);
-    if (match) return Object.fromEntries(names.map((name, i) => [name, match[i + 1] as string]));
+    const values = templateValues(template, scope);
+    if (values !== undefined) return values;
   }
   throw new Error(`no placement of table "${table}" puts a row in scope "${scope}"`);
 }
