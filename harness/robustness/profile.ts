@@ -39,6 +39,8 @@ export interface ProfileOptions {
   faults?: readonly string[];
   /** Progress lines. */
   log?: (line: string) => void;
+  /** Tables up to this many rows are pictured row by row, larger ones by digest (default: state.ts's QUOTED_ROWS). */
+  quotedRows?: number;
 }
 
 /**
@@ -100,7 +102,7 @@ export async function runProfile(server: ServerAdapter, options: ProfileOptions)
   const parts = options.parts ?? PARTS;
   const states = new Map<Part, PartState>(parts.map((part) => [part, newPart(part)]));
   const fixture = await setUpFixture(server);
-  const reader = stateReader(server, fixture, 30_000);
+  const reader = stateReader(server, fixture, 30_000, options.quotedRows);
   const state: StateReport = { method: reader.method, comparisons: 0, requestsCompared: 0, requestsNotCompared: 0 };
   const sender = new Sender(server.baseUrl, options.hangMs);
   const host = new URL(server.baseUrl).host;

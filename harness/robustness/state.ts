@@ -1,9 +1,10 @@
 /**
  * Reading the server's durable state so the profile can tell that refused
- * requests changed nothing, and whether the server is still ready. With the `inspect` capability the picture is
- * every row of every user table of the database (after capture caught up,
- * so background materialization of earlier work is not taken for a change);
- * tables only a heartbeat writes are left out. Without it the state is read
+ * requests changed nothing, and whether the server is still ready. With the
+ * `inspect` capability the picture is every user table of the database, row
+ * by row or by digest (after capture caught up, so background
+ * materialization of earlier work is not taken for a change); tables only a
+ * heartbeat writes are left out. Without it the state is read
  * back over the wire as a client would see it: A's continuing connect and a
  * pull from A's cursor, without the members that carry the time or a freshly
  * issued cursor.
@@ -19,7 +20,7 @@ export interface StateReader {
   picture(): Promise<Map<string, string>>;
 }
 
-function inspectReader(server: ServerAdapter, deadlineMs: number): StateReader {
+function inspectReader(server: ServerAdapter, deadlineMs: number, quotedRows: number): StateReader {
   const inspect = server.inspect as NonNullable<ServerAdapter['inspect']>;
   let tables: string[] | undefined;
   return {
@@ -36,13 +37,28 @@ function inspectReader(server: ServerAdapter, deadlineMs: number): StateReader {
         .map((row) => row.name)
         .filter((name) => !TIME_ONLY_TABLES.has(name));
       const picture = new Map<string, string>();
-      for (const name of tables) {
-        const rows = await inspect.query<{ r: string }>(`SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY to_jsonb(t)::text), '[]')::text AS r FROM ${name} t`);
-        picture.set(name, rows[0]?.r ?? '[]');
-      }
+      for (const name of tables) picture.set(name, await tablePicture(inspect, name, quotedRows));
       return picture;
     },
   };
+}
+
+/** Up to this many rows a table is pictured row by row, so a finding can quote them; a larger one by its digest. */
+export const QUOTED_ROWS = 50;
+
+/**
+ * One table's picture: its rows when it is small, else its row count and an
+ * order-independent digest (the sum of a 64-bit hash of each row's JSON).
+ * Sorting and shipping every row of a table that accepted requests keep
+ * growing (the push ledger under a long generated run) cost minutes per run;
+ * the digest reads each row once and sorts nothing.
+ */
+async function tablePicture(inspect: NonNullable<ServerAdapter['inspect']>, name: string, quotedRows: number): Promise<string> {
+  const [digest] = await inspect.query<{ n: string; h: string }>(`SELECT count(*)::text AS n, coalesce(sum(hashtextextended(to_jsonb(t)::text, 0)), 0)::text AS h FROM ${name} t`);
+  const rows = Number(digest?.n ?? 0);
+  if (rows > quotedRows) return `${rows} rows, digest ${digest?.h}`;
+  const [quoted] = await inspect.query<{ r: string }>(`SELECT coalesce(jsonb_agg(to_jsonb(t) ORDER BY to_jsonb(t)::text), '[]')::text AS r FROM ${name} t`);
+  return quoted?.r ?? '[]';
 }
 
 /** Drops what changes with every read (time, freshly issued cursor text) and keeps what state decides. */
@@ -72,8 +88,8 @@ function protocolReader(server: ServerAdapter, fixture: Fixture): StateReader {
   };
 }
 
-export function stateReader(server: ServerAdapter, fixture: Fixture, deadlineMs: number): StateReader {
-  return server.inspect !== undefined ? inspectReader(server, deadlineMs) : protocolReader(server, fixture);
+export function stateReader(server: ServerAdapter, fixture: Fixture, deadlineMs: number, quotedRows = QUOTED_ROWS): StateReader {
+  return server.inspect !== undefined ? inspectReader(server, deadlineMs, quotedRows) : protocolReader(server, fixture);
 }
 
 /** What differs between two pictures: each changed table or reading, with a short excerpt of both sides. */

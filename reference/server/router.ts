@@ -61,8 +61,13 @@ function sendError(res: ServerResponse, e: SyncError, extra: Record<string, stri
 /** Maps anything thrown to the envelope; only codes and classes are logged, never payloads. */
 function toSyncError(e: unknown, log: (line: string) => void): SyncError {
   if (e instanceof SyncError) return e;
-  if (isTransientDatabaseError(e)) return temporarilyUnavailable();
-  log(`request failed: ${(e as { code?: string }).code ?? (e as Error).name}`);
+  const cause = (e as { code?: string }).code ?? (e as Error).name;
+  if (isTransientDatabaseError(e)) {
+    // A retryable answer still has a cause an operator may need (lock timeouts, too many connections).
+    log(`request deferred with 503: transient database error ${cause}`);
+    return temporarilyUnavailable();
+  }
+  log(`request failed: ${cause}`);
   return integrityFailure();
 }
 

@@ -14,7 +14,7 @@ import type { ProfileOptions } from '../../harness/robustness/profile.ts';
 import type { FindingClass, Part, ProfileReport } from '../../harness/robustness/types.ts';
 import { ENDPOINTS } from '../../harness/robustness/types.ts';
 
-const QUICK: Pick<ProfileOptions, 'runs' | 'seed' | 'hangMs' | 'slowClients' | 'shrinkMs'> = { runs: 300, seed: 20, hangMs: 30_000, slowClients: 0, shrinkMs: 3_000 };
+const QUICK: Pick<ProfileOptions, 'runs' | 'seed' | 'hangMs' | 'slowClients' | 'shrinkMs' | 'quotedRows'> = { runs: 300, seed: 20, hangMs: 30_000, slowClients: 0, shrinkMs: 3_000 };
 
 const found = (report: ProfileReport) => report.parts.flatMap((p) => p.findings.map((f) => `${f.class} in ${f.part}`)).sort();
 
@@ -71,4 +71,12 @@ test('defect 6: accepting tokens without exp or issued ahead, and bodies with a 
   const tokens = await detects('server:lax-token-claims', ['tokens'], ['accepted in tokens'], ['accepted']);
   assert.match(tokens.parts[0]?.findings[0]?.minimal.request ?? '', /no exp|iat a year ahead/);
   await detects('server:accept-content-encoding', ENDPOINTS, ENDPOINTS.map((e) => `accepted in ${e}`), ['accepted']);
+});
+
+test('a refusal that writes: with a generation refusal that claims its batch first, the profile finds the state change, by rows and by digest', async () => {
+  for (const quotedRows of [undefined, 0]) {
+    const report = await detects('server:schema005-generation-refusal-ledgered', ['push'], ['state-change in push'], ['state-change'], { quotedRows });
+    const change = report.parts[0]?.findings.find((f) => f.class === 'state-change');
+    assert.match(change?.minimal.detail ?? '', quotedRows === 0 ? /synchro\.push_batches: before .* \/ after \d+ rows, digest/ : /synchro\.push_batches: before \[/);
+  }
 });
