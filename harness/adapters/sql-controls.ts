@@ -69,8 +69,14 @@ export class SqlControls {
     this.#connecting ??= (async () => {
       const client = new pg.Client({ connectionString: this.#url });
       // A session ended from the server side (a reset, a dropped database) must not crash the harness;
-      // the next query on it fails with the reason instead.
-      client.on('error', () => undefined);
+      // the query in flight fails with the reason, and the next one opens a new session (the database may have restarted).
+      const forget = () => {
+        if (this.#client !== client) return;
+        this.#client = undefined;
+        this.#connecting = undefined;
+      };
+      client.on('error', forget);
+      client.on('end', forget);
       await client.connect();
       this.#client = client;
       return client;
