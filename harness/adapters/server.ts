@@ -94,6 +94,21 @@ export interface ProvisionControl {
    * backfill is held: the prior generation is all clients see.
    */
   membershipBackfill?(relation: string, membershipFunction: string, batchSize: number): Promise<MembershipBackfill>;
+  /**
+   * Optional: moves a registered relation to another composition
+   * (`single_scope`, `multi_scope`) the controlled way: a new registry
+   * generation, and a new membership generation for every scope holding
+   * rows of the relation.
+   */
+  reconfigureComposition?(relation: string, composition: string): Promise<void>;
+  /**
+   * Optional: renames the registered `relation` (schema-qualified) to
+   * `renamed` (same schema) and binds its registration to the new name in
+   * the same transaction, the controlled way: a new registry generation, and
+   * a new membership generation for every scope holding its rows. A rename
+   * alone would leave the registration naming a missing relation (drift).
+   */
+  rebindRelation?(relation: string, renamed: string): Promise<void>;
 }
 
 /** One staged membership backfill, held between calls. */

@@ -145,6 +145,25 @@ export class SqlControls {
     reconfigureMembership: async (relation, membershipFunction) => {
       await this.query('SELECT synchro.synchro_reconfigure_membership($1, $2)', [relation, membershipFunction]);
     },
+    reconfigureComposition: async (relation, composition) => {
+      await this.query('SELECT synchro.synchro_reconfigure_composition($1, $2)', [relation, composition]);
+    },
+    rebindRelation: async (relation, renamed) => {
+      // The rename and the rebinding commit together: capture never sees the registered name gone (drift, which blocks it).
+      const [, name] = renamed.split('.');
+      const session = await this.#session();
+      try {
+        await session.query('BEGIN');
+        await session.query(`ALTER TABLE ${relation} RENAME TO ${pg.escapeIdentifier(name ?? '')}`);
+        await session.query('SELECT synchro.synchro_rebind_relation($1, $2)', [relation, renamed]);
+        await session.query('COMMIT');
+      } catch (error) {
+        await session.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        await session.close();
+      }
+    },
     membershipBackfill: async (relation, membershipFunction, batchSize) => {
       const id = await this.#scalar('SELECT synchro.synchro_begin_membership_backfill($1, $2, $3)::text', [relation, membershipFunction, batchSize]);
       return {

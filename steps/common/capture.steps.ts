@@ -83,10 +83,9 @@ Then('server inspection shows one active quarantine record with failure class {s
 });
 
 /**
- * A crash at an exact point of the worker's cycle. The harness has no
- * portable control for it yet: the server adapter would need a capture
- * control arming a kill at a named point (the reference worker has none), so
- * the step fails saying so rather than simulate the crash some other way.
+ * A crash at an exact point of the worker's cycle, armed through the
+ * optional `capture.killWorkerAt` control; without it the scenario is
+ * undetermined rather than the crash simulated some other way.
  */
 const CRASH_POINTS: Record<string, CaptureCrashPoint> = {
   'after its materialization commit and before the slot advance': 'after-materialization-commit',
