@@ -102,12 +102,15 @@ Feature: Idempotent WAL Replay
 
     @negative @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario: replaying a materialized transaction twice adds nothing
-      Given the harness has committed and capture has materialized:
+      Given capture has materialized every committed source transaction
+      And the capture worker is set to be killed after its materialization commit and before the slot advance
+      When the harness commits on the source database:
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-7', 'alice', 'seven');
         """
+      And the harness records the server versions that inspection reports for rows "t-7"
       And the harness records the counts of transaction records, events, row versions, membership edges and pull effects
-      When the harness forces the worker to decode the same transaction again from its slot
+      And the capture worker is restarted
       And capture has materialized every committed source transaction
       Then the counts of transaction records, events, row versions, membership edges and pull effects equal the recorded counts
       And the membership edges of row "t-7" are exactly "shared:board, user:alice" in bytewise order

@@ -27,8 +27,8 @@ export function openServer(setup: ServerSetup, scenario: ScenarioSetup): Promise
         return openReferenceServer(setup, { ...scenario, name: `w${process.pid}_${threadId}_${prepared}` });
       };
       // A server the scenario will kill runs in a process of its own, started for it alone.
-      // So does one whose network the harness observes or restricts.
-      if (scenario.ownProcess === true || scenario.network !== undefined) return start();
+      // So does one whose network the harness observes or restricts, or whose database it crashes.
+      if (scenario.ownProcess === true || scenario.network !== undefined || scenario.ownDatabase === true) return start();
       return takeWarm(key, start, (server) => server.close());
     }
     case 'http':

@@ -31,7 +31,7 @@ import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type NetworkObserver, observeNetwork } from './network-observer.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeedArtifact } from './reference-seed.ts';
-import type { DatabaseRole, LogsControl, NetworkControl, ScenarioSetup, ServerAdapter, StartAttempt } from './server.ts';
+import type { DatabaseCrashControl, DatabaseRole, LogsControl, NetworkControl, ScenarioSetup, ServerAdapter, StartAttempt } from './server.ts';
 import type { ReferenceServerSetup, RoleLogin, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { mintJwt } from './token.ts';
@@ -48,6 +48,8 @@ interface Cluster {
   adminUrl: string;
   urlFor(database: string): string;
   createTemplate(name: string): Promise<unknown>;
+  /** Embedded clusters: immediate shutdown and start again (reference/server/db/cluster.ts). */
+  restartImmediately?(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -261,23 +263,67 @@ async function attemptStart(setup: ReferenceServerSetup, url: string, faults: re
   }
 }
 
-/** One scenario's reference server on a fresh clone of the template. */
-export async function openReferenceServer(setup: ReferenceServerSetup, scenario: ScenarioSetup): Promise<ServerAdapter> {
+/** The database a scenario's server runs on, and how it goes away. */
+interface ScenarioDatabase {
+  url: string;
+  roleLogins: Partial<Record<DatabaseRole, RoleLogin>> | undefined;
+  drop(): Promise<void>;
+  /** Only for a database in a cluster of its own. */
+  crash?: DatabaseCrashControl;
+}
+
+/**
+ * A durable embedded cluster started for this scenario alone, with the
+ * database installed in it, for a scenario that crashes the database
+ * (`ScenarioSetup.ownDatabase`). Undefined when the cluster module gives no
+ * immediate restart (an existing server or a container is never crashed).
+ */
+async function ownClusterDatabase(setup: ReferenceServerSetup, database: string): Promise<ScenarioDatabase | undefined> {
+  const modulePath = CLUSTER_MODULES.map((path) => join(projectRoot(setup), path)).find((path) => existsSync(path));
+  if (modulePath === undefined) return undefined;
+  const module = (await import(pathToFileURL(modulePath).href)) as { startCluster?: (env: NodeJS.ProcessEnv, mode: 'durable') => Promise<Cluster> };
+  if (typeof module.startCluster !== 'function') return undefined;
+  // Durable: an immediate shutdown must lose nothing a commit reported durable.
+  const cluster = await module.startCluster(process.env, 'durable');
+  const restart = cluster.restartImmediately?.bind(cluster);
+  if (restart === undefined) {
+    await cluster.stop();
+    return undefined;
+  }
+  try {
+    await cluster.createTemplate(database);
+    return { url: databaseUrl(cluster.adminUrl, database), roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart } };
+  } catch (error) {
+    await cluster.stop().catch(() => {});
+    throw error;
+  }
+}
+
+/** A fresh clone of the run's template in the run's shared cluster. */
+async function sharedClusterDatabase(setup: ReferenceServerSetup, database: string): Promise<ScenarioDatabase> {
   const cluster = setup.cluster;
   if (!cluster) throw new Error('the reference server setup has no database cluster');
-  const database = `synchro_${scenario.name}`.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
   await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
-  const url = databaseUrl(cluster.adminUrl, database);
   // The capture worker's logical slot pins the database, so it goes first.
-  const dropDatabase = () =>
+  const drop = () =>
     admin(cluster.adminUrl, async (client) => {
       await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
     });
+  return { url: databaseUrl(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop };
+}
+
+/** One scenario's reference server on a fresh clone of the template (or, when asked, in a cluster of its own). */
+export async function openReferenceServer(setup: ReferenceServerSetup, scenario: ScenarioSetup): Promise<ServerAdapter> {
+  const database = `synchro_${scenario.name}`.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 63);
+  const scenarioDatabase = (scenario.ownDatabase === true ? await ownClusterDatabase(setup, database) : undefined) ?? (await sharedClusterDatabase(setup, database));
+  const { url, crash } = scenarioDatabase;
+  const dropDatabase = () => scenarioDatabase.drop();
   let started: HostedInstance;
   let own: OwnServerProcess | undefined;
   try {
-    if (scenario.ownProcess === true || scenario.network !== undefined) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, 0, scenario.network);
+    // A database that will crash gets a server process of its own: a shared host would lose every server in it if one mishandled the crash.
+    if (scenario.ownProcess === true || scenario.network !== undefined || crash !== undefined) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, 0, scenario.network);
     started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret));
   } catch (error) {
     await dropDatabase().catch(() => {});
@@ -291,7 +337,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
       capabilities: setup.capabilities,
       databaseUrl: url,
-      roleDatabaseUrls: roleDatabaseUrls(url, cluster.roleLogins),
+      roleDatabaseUrls: roleDatabaseUrls(url, scenarioDatabase.roleLogins),
       controlUrl: controlUrlOf(started.baseUrl),
       controls: setup.controls ?? (await discoverControls(controlUrlOf(started.baseUrl))),
     });
@@ -314,6 +360,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     ...(ownProcess?.process ? { process: ownProcess.process } : {}),
     ...(ownProcess?.network ? { network: ownProcess.network } : {}),
     ...(ownProcess?.logs ? { logs: ownProcess.logs } : {}),
+    ...(crash === undefined ? {} : { database: crash }),
     attemptStart: (settings, deadlineMs) => attemptStart(setup, url, scenario.faults, settings, deadlineMs),
     async close() {
       if (closed) return;

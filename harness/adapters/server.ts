@@ -94,6 +94,21 @@ export interface ProvisionControl {
    * backfill is held: the prior generation is all clients see.
    */
   membershipBackfill?(relation: string, membershipFunction: string, batchSize: number): Promise<MembershipBackfill>;
+  /**
+   * Optional: moves a registered relation to another composition
+   * (`single_scope`, `multi_scope`) the controlled way: a new registry
+   * generation, and a new membership generation for every scope holding
+   * rows of the relation.
+   */
+  reconfigureComposition?(relation: string, composition: string): Promise<void>;
+  /**
+   * Optional: renames the registered `relation` (schema-qualified) to
+   * `renamed` (same schema) and binds its registration to the new name in
+   * the same transaction, the controlled way: a new registry generation, and
+   * a new membership generation for every scope holding its rows. A rename
+   * alone would leave the registration naming a missing relation (drift).
+   */
+  rebindRelation?(relation: string, renamed: string): Promise<void>;
 }
 
 /** One staged membership backfill, held between calls. */
@@ -351,6 +366,21 @@ export interface ServerProcessControl {
 }
 
 /**
+ * The server's source database in a cluster of its own, offered only when the
+ * scenario asked for one (`ScenarioSetup.ownDatabase`), so a scenario can
+ * crash the database without touching other scenarios' databases.
+ */
+export interface DatabaseCrashControl {
+  /**
+   * Shuts the cluster down immediately (as `pg_ctl stop -m immediate`: no
+   * checkpoint, so the next start runs crash recovery) and starts it again on
+   * the same address; resolves once it accepts connections. The server's
+   * process keeps running and must reconnect on its own.
+   */
+  restartImmediately(): Promise<void>;
+}
+
+/**
  * The network peers of the server's own process, observed from outside it
  * (the reference adapter attaches strace to the process). Offered only when
  * the scenario asked for it (`ScenarioSetup.network`).
@@ -407,6 +437,8 @@ export interface ServerAdapter {
   seed?: SeedControl;
   /** Present when the server runs in a process of its own for this scenario. */
   process?: ServerProcessControl;
+  /** Present when the scenario's database runs in a cluster of its own (`ScenarioSetup.ownDatabase`). */
+  database?: DatabaseCrashControl;
   /**
    * Optional: starts another server of the same build on the scenario's
    * database with the given settings (by their command-line names, e.g.
@@ -434,6 +466,12 @@ export interface ScenarioSetup {
    * may run it in a process it shares with earlier scenarios' servers.
    */
   ownProcess?: boolean;
+  /**
+   * Give the scenario's database a cluster of its own (and the server a
+   * process of its own), for a scenario that crashes the database; one
+   * cluster start per such scenario, so only those ask for it.
+   */
+  ownDatabase?: boolean;
   /**
    * Observe the network peers of the server's own process (`observe`), and
    * also refuse every outbound connection but the database's

@@ -69,8 +69,14 @@ export class SqlControls {
     this.#connecting ??= (async () => {
       const client = new pg.Client({ connectionString: this.#url });
       // A session ended from the server side (a reset, a dropped database) must not crash the harness;
-      // the next query on it fails with the reason instead.
-      client.on('error', () => undefined);
+      // the query in flight fails with the reason, and the next one opens a new session (the database may have restarted).
+      const forget = () => {
+        if (this.#client !== client) return;
+        this.#client = undefined;
+        this.#connecting = undefined;
+      };
+      client.on('error', forget);
+      client.on('end', forget);
       await client.connect();
       this.#client = client;
       return client;
@@ -138,6 +144,25 @@ export class SqlControls {
     },
     reconfigureMembership: async (relation, membershipFunction) => {
       await this.query('SELECT synchro.synchro_reconfigure_membership($1, $2)', [relation, membershipFunction]);
+    },
+    reconfigureComposition: async (relation, composition) => {
+      await this.query('SELECT synchro.synchro_reconfigure_composition($1, $2)', [relation, composition]);
+    },
+    rebindRelation: async (relation, renamed) => {
+      // The rename and the rebinding commit together: capture never sees the registered name gone (drift, which blocks it).
+      const [, name] = renamed.split('.');
+      const session = await this.#session();
+      try {
+        await session.query('BEGIN');
+        await session.query(`ALTER TABLE ${relation} RENAME TO ${pg.escapeIdentifier(name ?? '')}`);
+        await session.query('SELECT synchro.synchro_rebind_relation($1, $2)', [relation, renamed]);
+        await session.query('COMMIT');
+      } catch (error) {
+        await session.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        await session.close();
+      }
     },
     membershipBackfill: async (relation, membershipFunction, batchSize) => {
       const id = await this.#scalar('SELECT synchro.synchro_begin_membership_backfill($1, $2, $3)::text', [relation, membershipFunction, batchSize]);

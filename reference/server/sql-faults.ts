@@ -15,6 +15,8 @@ const ENTRY = 'synchro.synchro_register_assignment_function(text, integer)';
 /** Membership rule changes: prepare (checks) and activate (generations, contents). */
 const RECONFIGURE = 'synchro.synchro_reconfigure_membership(text, text, integer)';
 const ACTIVATE = 'synchro.membership_reconfigure_activate(jsonb, text[], text[])';
+/** Controlled composition change (073): records the composition and mints the generations. */
+const COMPOSITION_ACTIVATE = 'synchro.composition_reconfigure_activate(oid, text)';
 /** Staged membership backfill (044): staging a batch, the catch-up and the activation entry point. */
 const BACKFILL_STAGE = 'synchro.membership_backfill_stage(bigint, text[], text[], text[], text[], boolean)';
 const BACKFILL_CATCH_UP = 'synchro.membership_backfill_catch_up(jsonb)';
@@ -49,6 +51,7 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('scope-function-contract-unchecked')) amendments.push({ statement: 'CREATE OR REPLACE FUNCTION synchro.scope_function_contract(p_proc regprocedure) RETURNS void LANGUAGE sql AS $$ SELECT $$' }); // fault: server:scope-function-contract-unchecked
   if (fault('reconfigure-refusal-as-warning')) amendments.push({ fn: RECONFIGURE, from: 'v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout);', to: "BEGIN v_plan := synchro.membership_reconfigure_prepare(v_oid, p_membership_fn, p_max_scope_fanout); EXCEPTION WHEN OTHERS THEN RAISE WARNING '%', SQLERRM; RETURN NULL; END;" }); // fault: server:reconfigure-refusal-as-warning
   if (fault('assignment-rule-as-warning')) amendments.push({ fn: 'synchro.assignment_rejected(text)', from: "RAISE EXCEPTION 'assignment function rejected: %'", to: "RAISE WARNING 'assignment function rejected: %'" }); // fault: server:assignment-rule-as-warning
+  if (fault('scope004-composition-mints-no-generation')) amendments.push({ fn: COMPOSITION_ACTIVATE, from: 'SELECT unnest(v_affected), 2', to: 'SELECT unnest(v_affected), 2 WHERE false' }); // fault: server:scope004-composition-mints-no-generation
   if (fault('reconfigure-mints-no-generation')) amendments.push({ fn: ACTIVATE, from: 'SELECT unnest(v_affected), 2', to: 'SELECT unnest(v_affected), 2 WHERE false' }); // fault: server:reconfigure-mints-no-generation
   if (fault('reconfigure-keeps-scope-contents')) amendments.push({ fn: ACTIVATE, from: 'WHERE r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)', to: 'WHERE false AND r.table_id = v_rel.table_id AND r.scope_id = ANY (v_affected)' }, { fn: ACTIVATE, from: 'WHERE e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)', to: 'WHERE false AND e.table_id = v_rel.table_id AND e.scope_id = ANY (v_affected)' }); // fault: server:reconfigure-keeps-scope-contents
   if (fault('scope005-catch-up-new-rows-only')) amendments.push({ fn: BACKFILL_CATCH_UP, from: 'OR s.server_version IS DISTINCT FROM pr.server_version', to: 'OR false' }); // fault: server:scope005-catch-up-new-rows-only

@@ -7,6 +7,7 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { CaptureControl, CaptureCrashPoint } from '../../harness/adapters/server.ts';
 import { inspectRows } from '../support/capture/inspection.ts';
+import { armCrashAfterWorkerKill, databaseCrashPhrase } from '../support/database-crash/index.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
 import { dependencyState, positionOf } from '../support/scope-dependencies/state.ts';
 import { stillPendingInSlot } from '../support/wal-acknowledgement/pending.ts';
@@ -82,23 +83,34 @@ Then('server inspection shows one active quarantine record with failure class {s
 });
 
 /**
- * A crash at an exact point of the worker's cycle. The harness has no
- * portable control for it yet: the server adapter would need a capture
- * control arming a kill at a named point (the reference worker has none), so
- * the step fails saying so rather than simulate the crash some other way.
+ * A crash at an exact point of the worker's cycle, armed through the
+ * optional `capture.killWorkerAt` control; without it the scenario is
+ * undetermined rather than the crash simulated some other way.
  */
 const CRASH_POINTS: Record<string, CaptureCrashPoint> = {
   'after its materialization commit and before the slot advance': 'after-materialization-commit',
   'after the slot advance and before recording the acknowledgement': 'after-slot-advance',
 };
 
+/**
+ * The worker stopped at this point and the database then shut down
+ * immediately (in a cluster of the scenario's own): the step that observes
+ * the kill performs the crash (steps/support/database-crash).
+ */
+const DATABASE_CRASH_POINTS: Record<string, CaptureCrashPoint> = {
+  'by an immediate database shutdown right after the acknowledgement': 'after-acknowledgement',
+};
+databaseCrashPhrase(/^the capture worker is set to be killed by an immediate database shutdown/);
+
 Given(/^the capture worker is set to be killed (.+)$/, async function (this: SyncWorld, wording: string) {
   const server = await this.readyServer();
-  const point = CRASH_POINTS[wording];
-  // An immediate database shutdown would take down a cluster other scenarios share; no adapter control offers it.
-  if (point === undefined) return undeterminedWithout(this, `no capture control kills the worker ${wording}; the controls know: ${Object.keys(CRASH_POINTS).join('; ')}`);
+  const crashPoint = DATABASE_CRASH_POINTS[wording];
+  const point = CRASH_POINTS[wording] ?? crashPoint;
+  if (point === undefined) return undeterminedWithout(this, `no capture control kills the worker ${wording}; the controls know: ${[...Object.keys(CRASH_POINTS), ...Object.keys(DATABASE_CRASH_POINTS)].join('; ')}`);
   if (!server.capture?.killWorkerAt) return undeterminedWithout(this, `server adapter "${server.id}" offers no capture.killWorkerAt() to kill the worker ${wording}`);
+  if (crashPoint !== undefined && server.database === undefined) return undeterminedWithout(this, `server adapter "${server.id}" offers no database.restartImmediately() to shut the database down ${wording}`);
   await server.capture.killWorkerAt(point);
+  if (crashPoint !== undefined) armCrashAfterWorkerKill(this);
   return undefined;
 });
 

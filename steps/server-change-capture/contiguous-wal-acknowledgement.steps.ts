@@ -7,6 +7,7 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
 import { inspectRows } from '../support/capture/inspection.ts';
+import { databaseCrashPhrase, restartDatabaseImmediately } from '../support/database-crash/index.ts';
 import { generatedSeed } from '../support/generated-seed.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
 import { positionOf } from '../support/scope-dependencies/state.ts';
@@ -201,9 +202,11 @@ When('the capture worker is restarted with materialization still blocked', async
   return undefined;
 });
 
-When('the source database is shut down immediately and restarted', function (this: SyncWorld) {
-  // The run's scenarios share one database cluster, and no adapter control restarts it: an immediate shutdown would take every other server of the run down with it.
-  return undeterminedWithout(this, 'no server adapter control shuts the source database down immediately and restarts it (the reference cluster is shared by the run)');
+// The scenario's database gets a cluster of its own (decision 223: the run's scenarios otherwise share one).
+databaseCrashPhrase(/^the source database is shut down immediately and restarted$/);
+
+When('the source database is shut down immediately and restarted', async function (this: SyncWorld) {
+  return await restartDatabaseImmediately(this, 'shut the source database down immediately and restart it');
 });
 
 Then("server inspection shows the slot's confirmed position equal to the acknowledged boundary", async function (this: SyncWorld) {

@@ -25,6 +25,7 @@ import { drivesProcess } from './client-mode.ts';
 import { ScenarioModel } from './model.ts';
 import { networkModeOf } from './network/server-network.ts';
 import type { Reply } from './reply.ts';
+import { crashesDatabase } from './database-crash/index.ts';
 import { killsServer } from './server-process.ts';
 import { WireClient } from './wire-client.ts';
 
@@ -156,7 +157,7 @@ export class SyncWorld extends World<RunParameters> {
     if (this.#server === undefined) {
       const asked = performance.now();
       const network = networkModeOf(this.stepTexts);
-      this.#server = openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs, ownProcess: killsServer(this.stepTexts), ...(network === undefined ? {} : { network }) });
+      this.#server = openServer(this.serverSetup, { name: this.scenarioName, faults: this.faultSwitches('server'), deadlineMs: this.deadlineMs, ownProcess: killsServer(this.stepTexts), ownDatabase: crashesDatabase(this.stepTexts), ...(network === undefined ? {} : { network }) });
       void this.#server.then(() => {
         this.#serverWaitMs = Math.round(performance.now() - asked);
       }, () => undefined);

@@ -270,3 +270,21 @@ test('waiting for a hold that is not armed is refused', async () => {
     assert.deepEqual(refused.json, { error: { code: 'not_offered', message: 'no hold of the capture worker is armed', control: 'capture.held' } });
   });
 });
+
+test('a worker whose sessions the database ended connects again when restarted, and materializes what was committed meanwhile', async () => {
+  await withControls(async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('s0')`);
+    assert.equal((await catchUp(h)).status, 200);
+    await h.sql.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'synchro-capture%'");
+    // The worker learns of it from its connection's error event: wait for that, with a deadline.
+    const deadline = Date.now() + 10_000;
+    while (!(worker(h) as unknown as { sessionLost: boolean }).sessionLost) {
+      if (Date.now() > deadline) throw new Error('the worker never saw its session end');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('s1')`);
+    assert.deepEqual(await control(h, 'restart'), { worker: 'running' });
+    assert.equal((await catchUp(h)).status, 200);
+    assert.deepEqual(await effectsOf(h, ['s0', 's1']), ['s0', 's1']);
+  });
+});

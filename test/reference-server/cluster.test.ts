@@ -86,3 +86,22 @@ test('DATABASE_URL attaches to an existing server after checking it; bad choices
   await assert.rejects(startCluster({ DATABASE_URL: 'postgres://nobody:x@127.0.0.1:1/db' }), /cannot connect to the PostgreSQL server at DATABASE_URL/);
   await assert.rejects(startCluster({ SYNCHRO_DB: 'container' }), /SYNCHRO_DB=container/);
 });
+
+test('an immediate restart ends open sessions, recovers what was checkpointed and accepts on the same address again', async () => {
+  const restart = cluster.restartImmediately;
+  assert.ok(restart !== undefined, 'an embedded cluster offers an immediate restart');
+  await cluster.cloneDatabase('postgres', 'crash_probe');
+  const url = cluster.urlFor('crash_probe');
+  const open = new pg.Client({ connectionString: url });
+  const ended = new Promise<Error>((resolve) => open.on('error', resolve));
+  await open.connect();
+  await open.query('CREATE TABLE kept (id int); INSERT INTO kept VALUES (1)');
+  // This cluster commits asynchronously: a checkpoint makes the row durable before the crash.
+  await open.query('CHECKPOINT');
+  await restart.call(cluster);
+  assert.match((await ended).message, /terminat|shut|connection/i);
+  await open.end().catch(() => undefined);
+  const row = await one<{ n: number; recovered: boolean }>(url, "SELECT count(*)::int AS n, pg_postmaster_start_time() > now() - interval '1 minute' AS recovered FROM kept");
+  assert.deepEqual(row, { n: 1, recovered: true });
+  await cluster.dropDatabase('crash_probe');
+});

@@ -254,3 +254,66 @@ test('row identity octets built in SQL equal the codec for every key type', asyn
     await h.close();
   }
 });
+
+test('a composition change bumps the generation of every scope holding rows of the table and no other; bad or impossible changes change nothing', async () => {
+  await withCapture(async (h) => {
+    const recompose = (composition: string | null, relation = 'public.notes') =>
+      h.sql.query<{ r: Record<string, unknown> }>('SELECT synchro.synchro_reconfigure_composition($1, $2) AS r', [relation, composition]);
+    const before = await registryState(h);
+    // n1 and o1 are each in two scopes, so the multi-scope table cannot become single-scope.
+    await assert.rejects(recompose('single_scope'), /more than one scope/);
+    await assert.rejects(recompose('multi_scope'), /already multi_scope/);
+    await assert.rejects(recompose('several'), /single_scope or multi_scope/);
+    await assert.rejects(recompose(null), /single_scope or multi_scope/);
+    await assert.rejects(recompose('multi_scope', 'notes'), /schema-qualified/);
+    assert.deepEqual(await registryState(h), before);
+    // Once every row is in one scope, the change goes through and bumps every scope the table's rows are in.
+    await h.sql.query(`CREATE FUNCTION public.note_scopes_owner(p_id text) RETURNS SETOF text LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT 'user:' || owner FROM synchro_projection.notes WHERE id = p_id; END`);
+    await reconfigure(h, 'public.note_scopes_owner');
+    const placed = await generations(h);
+    const { rows } = await h.sql.query<{ r: Record<string, unknown> }>("SELECT synchro.synchro_reconfigure_composition('public.notes', 'single_scope') AS r");
+    const scopesOfRows = [...new Set((await edges(h)).map((e) => e.split('>')[1] as string))].sort();
+    assert.deepEqual(scopesOfRows, ['user:u1', 'user:u2']);
+    assert.deepEqual(Object.keys(rows[0]?.r.membership_generations as object).sort(), scopesOfRows);
+    // 'shared' holds no row of the table any more: its generation stays where the membership change left it.
+    assert.deepEqual(await generations(h), { ...placed, 'user:u1': (placed['user:u1'] ?? 1) + 1, 'user:u2': (placed['user:u2'] ?? 1) + 1 });
+    const relation = await h.sql.query("SELECT composition FROM synchro.relations WHERE physical_relation = 'notes'");
+    assert.deepEqual(relation.rows, [{ composition: 'single_scope' }]);
+  });
+});
+
+test('a rebinding after a rename binds the registration to the new name and bumps the scopes holding its rows; a wrong rebinding changes nothing', async () => {
+  await withCapture(async (h) => {
+    const rebind = (relation: string, renamed: string) => h.sql.query<{ r: Record<string, unknown> }>('SELECT synchro.synchro_rebind_relation($1, $2) AS r', [relation, renamed]);
+    await h.sql.query('CREATE TABLE public.other (id text PRIMARY KEY)');
+    const before = await registryState(h);
+    // Not renamed yet: the registered name still exists.
+    await assert.rejects(rebind('public.notes', 'public.notes'), /still exists/);
+    // Renamed and rebound in one transaction, as an operator does: capture never sees the registered name gone.
+    await h.sql.query('BEGIN');
+    await h.sql.query('ALTER TABLE public.notes RENAME TO notes_v2');
+    // Another relation is never taken for the registered one, and names must be qualified.
+    for (const [relation, renamed, refusal] of [
+      ['public.notes', 'public.other', /not the registered one/],
+      ['notes', 'public.notes_v2', /schema-qualified/],
+      ['public.nothing', 'public.notes_v2', /no active registration/],
+    ] as const) {
+      await h.sql.query('SAVEPOINT attempt');
+      await assert.rejects(rebind(relation, renamed), refusal);
+      await h.sql.query('ROLLBACK TO SAVEPOINT attempt');
+    }
+    const unchanged = await registryState(h);
+    assert.deepEqual({ ...unchanged, relation: undefined }, { ...before, relation: undefined });
+    const { rows } = await rebind('public.notes', 'public.notes_v2');
+    await h.sql.query('COMMIT');
+    assert.equal(rows[0]?.r.relation, 'public.notes_v2');
+    const scopesOfRows = [...new Set((await edges(h)).map((e) => e.split('>')[1] as string))].sort();
+    assert.deepEqual(Object.keys(rows[0]?.r.membership_generations as object).sort(), scopesOfRows);
+    assert.deepEqual(await generations(h), Object.fromEntries(scopesOfRows.map((s) => [s, 2])));
+    // Capture reads the renamed relation again: a write after the rebinding is materialized.
+    await h.sql.query("INSERT INTO public.notes_v2 (id, body) VALUES ('n9', 'after')");
+    await catchUp(h);
+    assert.equal((await h.sql.query("SELECT count(*)::int AS n FROM synchro.scope_rows WHERE pk_text = 'n9'")).rows[0].n, 1);
+  });
+});

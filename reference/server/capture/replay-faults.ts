@@ -4,6 +4,9 @@
  * Replaying a transaction whose materialization is already durable, it does
  * not recognise the effects it derives again as the ones it stored, and
  * appends them after them at new ordinals, so a client is sent them twice.
+ * And (SYNC-CAP-004) one that does the same with the transaction's event
+ * records: the replay writes each row transition again under a new event
+ * ordinal, so one transition carries two event identities.
  */
 import type { ClientBase } from 'pg';
 import { supersede } from './effects.ts';
@@ -21,6 +24,16 @@ export async function appendReplayedEffects(db: ClientBase, generation: string, 
                                      WHERE m.scope_id = e.scope_id AND m.stream_generation = e.stream_generation AND m.commit_lsn = e.commit_lsn AND m.event_ordinal = e.event_ordinal),
             e.table_id, e.pk_text, e.pk_bytes, e.op_rank, e.op, e.server_version, e.row_wire, e.row_digest, e.digest_tag
        FROM synchro.scope_effects e WHERE e.stream_generation = $1 AND e.commit_lsn = $2::pg_lsn`,
+    [generation, commit],
+  );
+}
+
+export async function appendReplayedEvents(db: ClientBase, generation: string, commit: string): Promise<void> {
+  await db.query(
+    `INSERT INTO synchro.wal_events (stream_generation, commit_lsn, event_ordinal, table_id, pk_text, operation, server_version)
+     SELECT e.stream_generation, e.commit_lsn, e.event_ordinal + (SELECT count(*) FROM synchro.wal_events c WHERE c.stream_generation = $1 AND c.commit_lsn = $2::pg_lsn),
+            e.table_id, e.pk_text, e.operation, e.server_version
+       FROM synchro.wal_events e WHERE e.stream_generation = $1 AND e.commit_lsn = $2::pg_lsn`,
     [generation, commit],
   );
 }

@@ -27,7 +27,7 @@ import { loadTables } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { digestSchemaHash, materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
-import { appendReplayedEffects } from './replay-faults.ts';
+import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
 import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
@@ -86,6 +86,8 @@ export class CaptureWorker implements CaptureHandle {
   private paused = false;
   /** Killed: the sessions are gone, and resume has to connect and reconcile from scratch. */
   private killed = false;
+  /** A session of the worker failed (the database shut down under it): resume connects again, as after a kill. */
+  private sessionLost = false;
   /** The recorded slot was refused at start: nothing is read or acknowledged until a restart adopts a valid one. */
   private slotRefused = false;
   /**
@@ -112,7 +114,9 @@ export class CaptureWorker implements CaptureHandle {
     this.relations.clear();
     const db = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture' });
     await db.connect();
-    db.on('error', () => undefined);
+    db.on('error', () => {
+      this.sessionLost = true;
+    });
     this.db = db;
     await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
     const { rows } = await db.query<{ oid: string }>('SELECT oid::text FROM pg_database WHERE datname = current_database()');
@@ -428,6 +432,7 @@ export class CaptureWorker implements CaptureHandle {
         // Durable already (a stop fell between materialization and acknowledgement): replay by identity.
         if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
         if (fault('replay-appends-effects')) await appendReplayedEffects(db, this.generation, commit); // fault: server:replay-appends-effects
+        if (fault('cap004-replay-appends-events')) await appendReplayedEvents(db, this.generation, commit); // fault: server:cap004-replay-appends-events
         learnRelations(tx, this.relations);
       } else {
         const events = rowEvents(tx, lookup, this.relations);
@@ -614,7 +619,7 @@ export class CaptureWorker implements CaptureHandle {
   /** Test control: carry on after `pause`, or reconnect after `kill`; either way from the durable progress. */
   async resume(): Promise<void> {
     // Killed, or blocked on a refused slot: connect again and reconcile from the durable progress.
-    if (this.killed || this.slotRefused) return this.reopen();
+    if (this.killed || this.slotRefused || this.sessionLost) return this.reopen();
     // A held worker is running, only waiting to commit: let it.
     if (this.testControls.holding) return this.testControls.releaseHold();
     this.paused = false;
@@ -642,6 +647,7 @@ export class CaptureWorker implements CaptureHandle {
     clearInterval(this.heartbeat);
     await this.closeSessions();
     this.killed = false;
+    this.sessionLost = false;
     this.paused = false;
     this.slotRefused = false;
     await this.start();

@@ -5,7 +5,7 @@
  * of operations so a scenario can get a fresh database cloned from a template.
  */
 import { accessSync, constants, rmSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,13 @@ export interface Cluster {
   /** Creates `name` as a copy of `template` (CREATE DATABASE … TEMPLATE …). */
   cloneDatabase(template: string, name: string): Promise<void>;
   dropDatabase(name: string): Promise<void>;
+  /**
+   * Embedded clusters only: an immediate shutdown (SIGQUIT to the postmaster,
+   * what `pg_ctl stop -m immediate` sends: no checkpoint, crash recovery at
+   * the next start) followed by a start on the same port and data directory.
+   * Resolves once the cluster accepts connections again.
+   */
+  restartImmediately?(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -200,13 +207,52 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
   const removeRoot = () => rmSync(root, { recursive: true, force: true });
   process.once('exit', removeRoot);
   let stopped = false;
-  return clusterOn(adminUrl, async () => {
+  const cluster = clusterOn(adminUrl, async () => {
     if (stopped) return;
     stopped = true;
     await pgServer.stop();
     process.removeListener('exit', removeRoot);
     await rm(root, { recursive: true, force: true });
   });
+  return {
+    ...cluster,
+    async restartImmediately() {
+      await quitImmediately(join(root, 'data'));
+      try {
+        await pgServer.start();
+      } catch (e) {
+        throw new ClusterError(`embedded PostgreSQL did not start again after an immediate shutdown: ${(e as Error | undefined)?.message ?? 'process exited'}\n${log.join('').slice(-2000)}`);
+      }
+      await waitUntilAccepting(adminUrl);
+    },
+  };
+}
+
+/** The postmaster's pid, from the first line of its lock file. */
+async function postmasterPid(dataDir: string): Promise<number> {
+  const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) throw new ClusterError(`${dataDir}/postmaster.pid names no process`);
+  return pid;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Sends the postmaster SIGQUIT (immediate shutdown) and waits, with a deadline, until it has exited. */
+async function quitImmediately(dataDir: string): Promise<void> {
+  const pid = await postmasterPid(dataDir);
+  process.kill(pid, 'SIGQUIT');
+  const deadline = Date.now() + 30_000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new ClusterError(`PostgreSQL (pid ${pid}) did not exit within 30 s of an immediate shutdown`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function startContainer(): Promise<Cluster> {
@@ -258,7 +304,7 @@ async function waitUntilAccepting(url: string): Promise<void> {
       return;
     } catch (e) {
       await client.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new ClusterError(`PostgreSQL container did not accept connections: ${(e as Error).message}`);
+      if (Date.now() > deadline) throw new ClusterError(`PostgreSQL did not accept connections: ${(e as Error).message}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }

@@ -137,14 +137,13 @@ export async function applyCompositionChange(world: SyncWorld, table: string, fr
   return undefined;
 }
 
-/** Renames the table's relation (which alone would block capture as drift), then has the server bind the registration to it. */
+/** Has the server rename the table's relation and bind the registration to the new name in one change (a rename alone would block capture as drift). */
 export async function applyRelationRebinding(world: SyncWorld, table: string, renamed: string): Promise<string | undefined> {
   const server = await provisioned(world);
   const rebind = controlled(server, 'rebindRelation', 'controlled rebinding of a registered table to a renamed relation');
   if (typeof rebind === 'string') return rebind;
   const [schema, relation, extra] = renamed.split('.');
   if (schema !== 'public' || relation === undefined || extra !== undefined) throw new Error(`"${renamed}" is not a relation of schema public`);
-  await server.provision.exec(`ALTER TABLE public.${quoteIdent(table)} RENAME TO ${quoteIdent(relation)};`);
   await rebind(`public.${table}`, renamed);
   return undefined;
 }
