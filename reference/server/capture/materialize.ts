@@ -144,8 +144,8 @@ function scopeSet(t: RegisteredTable, rows: Array<{ s: unknown }>): string[] {
 
 /**
  * The registered membership function's scope sets for rows of one table, in input order, in one call.
- * The function is the one the registry held at this point of the stream (the worker reloads it at
- * each registry message), so a changed rule places every write committed after the change.
+ * The function is the one of the registry generation in force at the end of the transaction (the
+ * worker reads generations at their activation messages), so a changed rule places every write after it.
  */
 async function memberships(db: ClientBase, t: RegisteredTable, pkTexts: string[]): Promise<string[][]> {
   if (t.membershipFunction === null || pkTexts.length === 0) return pkTexts.map(() => []);

@@ -27,7 +27,7 @@ import { loadTables, registrySources } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { digestSchemaHash, materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
-import { RegistryTimeline, type TransactionRegistry } from './registry-generations.ts';
+import { RegistryTimeline } from './registry-generations.ts';
 import { appendReplayedEffects } from './replay-faults.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
@@ -413,14 +413,13 @@ export class CaptureWorker implements CaptureHandle {
     let hasRows = false;
     // The relation a database error is recorded against: the transaction's first registered one.
     let firstTable: string | null = null;
-    let registry: TransactionRegistry | undefined;
     if (fault('acknowledge-before-materializing')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-before-materializing
     await db.query(fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'); // fault: server:materialize-outside-transaction
     try {
       const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
       const known = done.rows[0];
       // The generations its activation messages name, checked before any event is read under them.
-      registry = await this.registryTimeline.forTransaction(db, tx);
+      const registry = await this.registryTimeline.forTransaction(db, tx);
       if (known !== undefined) {
         // Durable already (a stop fell between materialization and acknowledgement): replay by identity.
         if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
