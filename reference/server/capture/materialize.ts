@@ -144,8 +144,8 @@ function scopeSet(t: RegisteredTable, rows: Array<{ s: unknown }>): string[] {
 
 /**
  * The registered membership function's scope sets for rows of one table, in input order, in one call.
- * The function is the one the registry held at this point of the stream (the worker reloads it at
- * each registry message), so a changed rule places every write committed after the change.
+ * The function is the one of the registry generation in force at the end of the transaction (the
+ * worker reads generations at their activation messages), so a changed rule places every write after it.
  */
 async function memberships(db: ClientBase, t: RegisteredTable, pkTexts: string[]): Promise<string[][]> {
   if (t.membershipFunction === null || pkTexts.length === 0) return pkTexts.map(() => []);
@@ -309,12 +309,12 @@ async function edgesOf(db: ClientBase, rows: Projected[]): Promise<Map<string, s
 async function writeEventRecords(db: ClientBase, generation: string, commit: string, events: RowEvent[]): Promise<void> {
   const records = events
     .filter((ev) => ev.tableId !== null)
-    .map((ev) => ({ event_ordinal: ev.ordinal, table_id: ev.tableId, pk_text: ev.pkText, operation: ev.op, server_version: ev.fence.version }));
+    .map((ev) => ({ event_ordinal: ev.ordinal, table_id: ev.tableId, pk_text: ev.pkText, operation: ev.op, server_version: ev.fence.version, registry_generation: ev.registryGeneration ?? null }));
   if (records.length === 0 || fault('effects-without-event-records')) return; // fault: server:effects-without-event-records
   await db.query(
-    `INSERT INTO synchro.wal_events (stream_generation, commit_lsn, event_ordinal, table_id, pk_text, operation, server_version)
-     SELECT $2, $3::pg_lsn, x.event_ordinal, x.table_id, x.pk_text, x.operation, x.server_version
-       FROM jsonb_to_recordset($1::jsonb) AS x(event_ordinal int8, table_id text, pk_text text, operation text, server_version text)`,
+    `INSERT INTO synchro.wal_events (stream_generation, commit_lsn, event_ordinal, table_id, pk_text, operation, server_version, registry_generation)
+     SELECT $2, $3::pg_lsn, x.event_ordinal, x.table_id, x.pk_text, x.operation, x.server_version, x.registry_generation
+       FROM jsonb_to_recordset($1::jsonb) AS x(event_ordinal int8, table_id text, pk_text text, operation text, server_version text, registry_generation int8)`,
     [JSON.stringify(records), generation, commit],
   );
 }

@@ -34,11 +34,6 @@ export interface SourceTransaction {
   contentHash: Buffer;
 }
 
-/** True when the transaction changed the table registry (its registry functions announce it with a `synchro_registry` message). */
-export function changesRegistry(tx: SourceTransaction): boolean {
-  return tx.messages.some((m) => m.tag === 'message' && m.transactional && m.prefix === 'synchro_registry');
-}
-
 /** Cuts a run of raw replication messages into complete transactions; a trailing partial one is dropped. */
 export function groupTransactions(raw: Buffer[]): SourceTransaction[] {
   const out: SourceTransaction[] = [];
@@ -77,6 +72,21 @@ export interface RowEvent {
   /** Complete new image; null for a delete. Unchanged TOAST columns are marked with UNCHANGED. */
   image: SourceImage | null;
   fence: { version: string; state: 'live' | 'deleted' };
+  /** The registry generation the event was read under (its activation precedes the event in the stream). */
+  registryGeneration?: number;
+}
+
+/** A registry generation as rowEvents reads events under it. */
+export interface GenerationLookup {
+  generation: number;
+  lookup: TableLookup;
+}
+
+/** The generations of one transaction: the one in force at its start, and the one each activation message switches to. */
+export interface RegistrySwitch {
+  initial: GenerationLookup;
+  final: GenerationLookup;
+  activate(content: Buffer): GenerationLookup;
 }
 
 export const UNCHANGED = Symbol('unchanged');
@@ -135,7 +145,10 @@ export function learnRelations(tx: SourceTransaction, relations: Map<number, Rel
  * one-to-one with the fence of the same row identity (fences of one
  * statement follow its rows, so they are matched per identity in order).
  */
-export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations: Map<number, RelationInfo>): RowEvent[] {
+export function rowEvents(tx: SourceTransaction, registered: TableLookup, relations: Map<number, RelationInfo>, registry?: RegistrySwitch): RowEvent[] {
+  // Events before an activation message are read under the generation in force before it, those after under its own.
+  let inForce = fault('cap008-transaction-read-under-final-generation') ? registry?.final : registry?.initial; // fault: server:cap008-transaction-read-under-final-generation
+  let tables = inForce?.lookup ?? registered;
   const events: RowEvent[] = [];
   const fences = new Map<string, FenceMessage[]>();
   const pendingFence = new Map<string, RowEvent[]>();
@@ -164,10 +177,13 @@ export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations:
         } else {
           ev.fence = { version: f.v, state: f.s };
         }
+      } else if (m.prefix === 'synchro_registry' && registry !== undefined) {
+        inForce = registry.activate(m.content);
+        tables = inForce.lookup;
       } else if (m.prefix === 'synchro_baseline') {
         const f = readFence(m.content);
         if (typeof f.row !== 'object' || f.row === null) throw new CaptureFailure('decode_failed', 'a baseline message lacks its row', f.t);
-        events.push({ ordinal: ordinal++, relationOid: null, tableId: f.t, op: 'baseline', pkText: f.k, image: f.row, fence: { version: f.v, state: f.s } });
+        events.push({ ordinal: ordinal++, relationOid: null, tableId: f.t, op: 'baseline', pkText: f.k, image: f.row, fence: { version: f.v, state: f.s }, registryGeneration: inForce?.generation });
       }
       continue;
     }
@@ -198,6 +214,7 @@ export function rowEvents(tx: SourceTransaction, tables: TableLookup, relations:
       pkText: pk,
       image: m.tag === 'delete' ? null : image,
       fence: { version: '', state: 'live' },
+      registryGeneration: inForce?.generation,
     };
     const key = idKey(table.tableId, pk);
     const early = fences.get(key)?.shift();

@@ -23,14 +23,15 @@ import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, t
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { relationDrifted } from '../core/relation-identity.ts';
-import { loadTables } from '../core/tables.ts';
+import { loadTables, registrySources } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { digestSchemaHash, materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
+import { RegistryTimeline } from './registry-generations.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
-import { CaptureFailure, changesRegistry, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
+import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
@@ -91,14 +92,11 @@ export class CaptureWorker implements CaptureHandle {
   /** The recorded slot was refused at start: nothing is read or acknowledged until a restart adopts a valid one. */
   private slotRefused = false;
   /**
-   * The registered tables the transactions being decoded were written under.
-   * Loaded at start and reloaded at each transaction announcing a registry
-   * change (`synchro_registry` message), never per poll: a transaction
-   * committed before an ALTER TABLE and its reconfiguration has to be read
-   * against the registration it was written under, even when the worker
-   * reaches it after the reconfiguration committed.
+   * The registry generation each row event is read under: the one whose
+   * activation message precedes it in the stream, read from that generation's
+   * stored snapshot (registry-generations.ts), never the registry as it is now.
    */
-  private registry: { lookup: TableLookup; tables: Map<string, RegisteredTable> } | undefined;
+  private readonly registryTimeline = new RegistryTimeline((snapshot) => this.tableLookup(snapshot));
   /** Decoded messages materialized since the worker last analyzed its tables, and before that. */
   private writtenSinceAnalyze = 0;
   private writtenBeforeAnalyze = 0;
@@ -134,7 +132,7 @@ export class CaptureWorker implements CaptureHandle {
       await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'blocked', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'blocked', heartbeat_at = now()");
       return;
     }
-    this.registry = await this.tableLookup();
+    await this.registryTimeline.start(db, this.generation);
     await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'running', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'running', heartbeat_at = now()");
     const listener = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture-listen' });
     await listener.connect();
@@ -248,10 +246,12 @@ export class CaptureWorker implements CaptureHandle {
     return r === undefined ? undefined : { id: r.id, retry: r.retry, commitLsn: r.commit_lsn };
   }
 
-  private async tableLookup(): Promise<{ lookup: TableLookup; tables: Map<string, RegisteredTable> }> {
+  /** The registered tables: live, or as a registry generation's stored snapshot left them. */
+  private async tableLookup(snapshot?: unknown): Promise<{ lookup: TableLookup; tables: Map<string, RegisteredTable> }> {
     const db = this.db as pg.Client;
     // Capture dependencies are decoded and projected like synced tables; they have no scopes of their own.
-    const defs = await loadTables(db as unknown as pg.PoolClient, ['synced', 'capture_dependency']);
+    const defs = await loadTables(db as unknown as pg.PoolClient, ['synced', 'capture_dependency'], snapshot);
+    const [relations] = registrySources(snapshot === undefined ? undefined : '$1');
     const impacts = await loadImpactRules(db);
     const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; owner: string | null; max_scope_fanout: number }>(
       `SELECT r.table_id, r.physical_relation_oid::int8::int AS oid, r.physical_schema, r.physical_relation, r.membership_function, r.max_scope_fanout,
@@ -260,7 +260,8 @@ export class CaptureWorker implements CaptureHandle {
               (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p
                 WHERE p.oid = synchro.function_by_name(r.membership_function,
                   ARRAY[(SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = r.physical_relation_oid AND a.attname = r.pk_column)])) AS owner
-         FROM synchro.relations r WHERE r.active`,
+         FROM ${relations} WHERE r.active`,
+      snapshot === undefined ? [] : [JSON.stringify(snapshot)],
     );
     const tables = new Map<string, RegisteredTable>();
     const byOid = new Map<number, RegisteredTable>();
@@ -339,9 +340,7 @@ export class CaptureWorker implements CaptureHandle {
         break;
       }
       for (const tx of txs) {
-        // The registry as of this point of the stream: it changes only in transactions that announce it.
-        if (this.registry === undefined || changesRegistry(tx)) this.registry = await this.tableLookup();
-        const ok = await this.materializeOne(tx, this.registry.lookup, this.registry.tables, { digestHash, poisoned: poison !== undefined });
+        const ok = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined });
         if (!ok) return;
         await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
@@ -411,12 +410,7 @@ export class CaptureWorker implements CaptureHandle {
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1 WHERE acknowledged_end_lsn < $1', [flush]);
   }
 
-  private async materializeOne(
-    tx: ReturnType<typeof groupTransactions>[number],
-    lookup: TableLookup,
-    tables: Map<string, RegisteredTable>,
-    poll: { digestHash: string | null; poisoned: boolean },
-  ): Promise<boolean> {
+  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean }): Promise<boolean> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -428,6 +422,8 @@ export class CaptureWorker implements CaptureHandle {
     try {
       const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
       const known = done.rows[0];
+      // The generations its activation messages name, checked before any event is read under them.
+      const registry = await this.registryTimeline.forTransaction(db, tx);
       if (known !== undefined) {
         // Durable already (a stop fell between materialization and acknowledgement): replay by identity.
         if (!known.h.equals(tx.contentHash)) throw new CaptureFailure('validation_failed', 'a replayed transaction differs from its durable record');
@@ -435,12 +431,13 @@ export class CaptureWorker implements CaptureHandle {
         if (fault('cap004-replay-appends-events')) await appendReplayedEvents(db, this.generation, commit); // fault: server:cap004-replay-appends-events
         learnRelations(tx, this.relations);
       } else {
-        const events = rowEvents(tx, lookup, this.relations);
+        const events = rowEvents(tx, registry.initial.lookup, this.relations, registry);
         hasRows = events.length > 0;
         firstTable = events.find((event) => event.tableId !== null)?.tableId ?? null;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
         this.testControls.failIfPoisoned(events);
-        await materializeTransaction(db, this.generation, tx, events, tables, poll.digestHash);
+        await materializeTransaction(db, this.generation, tx, events, registry.tables, poll.digestHash);
+        await this.registryTimeline.record(db, this.generation, registry);
         // Only a poll that began with a quarantined transaction (being retried) can repair one.
         if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
@@ -448,6 +445,7 @@ export class CaptureWorker implements CaptureHandle {
       // Test-only hold (armHold): everything is written, nothing committed yet.
       await this.testControls.holdIfArmed(hasRows);
       await db.query('COMMIT');
+      this.registryTimeline.advance(registry);
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       // Killed while held: the open transaction dies with the session; nothing to quarantine.

@@ -105,24 +105,33 @@ interface Row {
   key_columns: string[];
 }
 
+/** The FROM items naming the relations (`r`) and fields (`f`): live, or from the snapshot in parameter `param`. */
+export function registrySources(param: string | undefined): [string, string] {
+  if (param === undefined) return ['synchro.relations r', 'synchro.fields f'];
+  return [`jsonb_populate_recordset(NULL::synchro.relations, ${param}::jsonb -> 'relations') r`, `jsonb_populate_recordset(NULL::synchro.fields, ${param}::jsonb -> 'fields') f`];
+}
+
 /**
  * Active registered tables. Every client-facing caller reads synced tables only (the default);
- * the capture worker also loads capture dependencies, whose rows it projects but never publishes.
+ * the capture worker also loads capture dependencies, whose rows it projects but never publishes,
+ * and with `snapshot` (a registry generation's stored relations and fields, 067 SQL) reads the
+ * registry as that generation left it rather than as it is now.
  */
-export async function loadTables(db: PoolClient, kinds: readonly string[] = ['synced']): Promise<Map<string, TableDef>> {
+export async function loadTables(db: PoolClient, kinds: readonly string[] = ['synced'], snapshot?: unknown): Promise<Map<string, TableDef>> {
+  const [relations, fields] = registrySources(snapshot === undefined ? undefined : '$2');
   const { rows } = await db.query<Row>(`
     SELECT r.table_id, r.relation_id, r.physical_schema, r.physical_relation, r.pk_column, r.pk_field_id, r.pk_type,
            r.updated_at_column, r.deleted_at_column, r.push_policy, r.composition,
            (SELECT json_agg(json_build_object('field_id', f.field_id, 'column_name', f.column_name, 'portable_type', f.portable_type,
                      'nullable', f.nullable, 'writable', f.writable, 'numeric_precision', f.numeric_precision,
                      'numeric_scale', f.numeric_scale, 'sql_type', format_type(a.atttypid, a.atttypmod)) ORDER BY f.field_id COLLATE "C")
-              FROM synchro.fields f JOIN pg_attribute a ON a.attrelid = r.physical_relation_oid AND a.attname = f.column_name
+              FROM ${fields} JOIN pg_attribute a ON a.attrelid = r.physical_relation_oid AND a.attname = f.column_name
              WHERE f.table_id = r.table_id) AS fields,
            ARRAY(SELECT DISTINCT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid
                   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1])
                   WHERE i.indrelid = r.physical_relation_oid AND i.indisunique AND i.indislive
                     AND i.indpred IS NULL AND i.indexprs IS NULL) AS key_columns
-      FROM synchro.relations r WHERE r.active AND r.kind = ANY ($1::text[])`, [kinds]);
+      FROM ${relations} WHERE r.active AND r.kind = ANY ($1::text[])`, snapshot === undefined ? [kinds] : [kinds, JSON.stringify(snapshot)]);
   const out = new Map<string, TableDef>();
   // Manifest names are unique; a relation name used in two schemas is shown qualified.
   const uses = new Map<string, number>();
