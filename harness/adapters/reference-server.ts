@@ -27,6 +27,7 @@ import pg from 'pg';
 import type { ServerCapability } from './capabilities.ts';
 import { describeExit, OwnedProcess, withDeadline } from './child.ts';
 import { ControlClient, capabilitiesOffered, discoverControls } from './control-protocol.ts';
+import { type ExtensionCluster, extensionControl } from './extension-control.ts';
 import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type NetworkObserver, observeNetwork } from './network-observer.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
@@ -44,13 +45,20 @@ const REFERENCE_CAPABILITIES: ServerCapability[] = ['provision', 'sourceSql', 's
 const START_DEADLINE_MS = 60_000;
 
 /** The part of the reference cluster module the adapter uses. */
-interface Cluster {
+interface Cluster extends Partial<ExtensionCluster> {
   adminUrl: string;
   urlFor(database: string): string;
   createTemplate(name: string): Promise<unknown>;
   /** Embedded clusters: immediate shutdown and start again (reference/server/db/cluster.ts). */
   restartImmediately?(): Promise<void>;
   stop(): Promise<void>;
+}
+
+type ClusterModule = { startCluster?: (env?: NodeJS.ProcessEnv) => Promise<Cluster> };
+
+/** Whether the cluster module packages the server as a PostgreSQL extension. */
+function offersExtension(cluster: Cluster): cluster is Cluster & ExtensionCluster {
+  return typeof cluster.createExtensionDatabase === 'function' && typeof cluster.provisionRoles === 'function' && typeof cluster.extensionPackage === 'function' && typeof cluster.dropDatabase === 'function';
 }
 
 export interface PreparedServer {
@@ -71,7 +79,7 @@ export async function prepareReferenceServer(root: string): Promise<PreparedServ
   if (!modulePath) return { setup: unavailable('reference', DESCRIPTION, `the reference cluster module (${CLUSTER_MODULES.join(' or ')}) does not exist yet`), close: none };
   let cluster: Cluster;
   try {
-    const module = (await import(pathToFileURL(modulePath).href)) as { startCluster?: () => Promise<Cluster> };
+    const module = (await import(pathToFileURL(modulePath).href)) as ClusterModule;
     if (typeof module.startCluster !== 'function') return { setup: unavailable('reference', DESCRIPTION, `${modulePath} does not export startCluster()`), close: none };
     cluster = await module.startCluster();
   } catch (error) {
@@ -92,6 +100,11 @@ export async function prepareReferenceServer(root: string): Promise<PreparedServ
   try {
     await cluster.createTemplate(template);
     setup.cluster = { adminUrl: cluster.adminUrl, template, roleLogins: await createRoleLogins(cluster.adminUrl) };
+    if (offersExtension(cluster)) {
+      // The reference installs its SQL as the extension the cluster module packages (decision 280).
+      setup.cluster = { ...setup.cluster, module: modulePath, extension: (await cluster.extensionPackage()).name };
+      setup.forms = ['postgresql-extension'];
+    }
     // Preflight: one real start on a scratch clone, so a server that cannot start is reported once, not per scenario.
     const probe = await openReferenceServer(setup, { name: `preflight_${process.pid}`, faults: [], deadlineMs: START_DEADLINE_MS });
     const ready = await fetch(`${probe.baseUrl}/ready`).then((response) => response.status, (error: Error) => error.message);
@@ -346,6 +359,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     await dropDatabase().catch(() => {});
     throw error;
   }
+  const cluster = setup.cluster;
+  const extension = cluster?.module !== undefined && cluster.extension !== undefined ? extensionControl(attachedCluster(cluster.module, cluster.adminUrl), cluster.extension, database.slice(0, 40), scenario.faults, (dbUrl, role) => roleDatabaseUrls(dbUrl, cluster.roleLogins)[role]) : undefined;
   const seed = adapter.seed && { ...adapter.seed, ...referenceSeedArtifact({ root: projectRoot(setup), databaseUrl: url, faults: scenario.faults, deadlineMs: scenario.deadlineMs }) };
   // Killing and restarting the server, and watching its network, act on the process this adapter
   // started, not on the server's state: they stay with the process management here, outside the
@@ -361,14 +376,42 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     ...(ownProcess?.network ? { network: ownProcess.network } : {}),
     ...(ownProcess?.logs ? { logs: ownProcess.logs } : {}),
     ...(crash === undefined ? {} : { database: crash }),
+    ...(extension ? { extension } : {}),
     attemptStart: (settings, deadlineMs) => attemptStart(setup, url, scenario.faults, settings, deadlineMs),
     async close() {
       if (closed) return;
       closed = true;
       await adapter.close().catch(() => {});
       await started.stop();
+      await extension?.close();
       await dropDatabase();
     },
+  };
+}
+
+/**
+ * The run's cluster as the reference cluster module attaches to it (an
+ * existing server, never stopped from here), on first use only: most
+ * scenarios never ask for a clean extension database.
+ */
+function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster {
+  let attaching: Promise<ExtensionCluster> | undefined;
+  const attach = () => {
+    attaching ??= (async () => {
+      const module = (await import(pathToFileURL(modulePath).href)) as ClusterModule;
+      if (typeof module.startCluster !== 'function') throw new Error(`${modulePath} does not export startCluster()`);
+      const cluster = await module.startCluster({ DATABASE_URL: adminUrl });
+      if (!offersExtension(cluster)) throw new Error(`${modulePath} does not package an extension`);
+      return cluster;
+    })();
+    return attaching;
+  };
+  return {
+    urlFor: (database) => databaseUrl(adminUrl, database),
+    createExtensionDatabase: async (name, faults) => (await attach()).createExtensionDatabase(name, faults),
+    provisionRoles: async (database) => (await attach()).provisionRoles(database),
+    extensionPackage: async (faults) => (await attach()).extensionPackage(faults),
+    dropDatabase: async (name) => (await attach()).dropDatabase(name),
   };
 }
 

@@ -448,8 +448,35 @@ export interface ServerAdapter {
   attemptStart?(settings: Readonly<Record<string, string>>, deadlineMs: number): Promise<StartAttempt>;
   /** Present when the scenario asked to observe the server's network (`ScenarioSetup.network`). */
   network?: NetworkControl;
+  /** Optional: a server shipped as a PostgreSQL extension (form `postgresql-extension`) offers its package and clean databases to install it into. */
+  extension?: ExtensionControl;
   /** Stops what the scenario started and drops its state; safe to call twice. */
   close(): Promise<void>;
+}
+
+/**
+ * The packaged PostgreSQL extension of a server built as one, and empty
+ * databases on a PostgreSQL 18 server that reaches the package, to install
+ * versions into and compare (SYNC-OPS-007). Every database it creates is
+ * dropped when the adapter closes.
+ */
+export interface ExtensionControl {
+  /** The extension's name, as `CREATE EXTENSION` takes it. */
+  readonly name: string;
+  /** The packaged files by file name: the control file and every install and update script. */
+  files(): Promise<Record<string, string>>;
+  /** A new, empty database (no extension, no Synchro object) whose sessions reach the package. */
+  cleanDatabase(label: string): Promise<ExtensionDatabase>;
+}
+
+export interface ExtensionDatabase {
+  readonly label: string;
+  /** Runs `sql` as the installing superuser on a connection of its own; resolves the last statement's rows. */
+  query(sql: string): Promise<Row[]>;
+  /** Provisions what the extension expects to exist before CREATE EXTENSION: the group roles and this database's worker login. */
+  provisionRoles(): Promise<{ workerLogin: string }>;
+  /** As `sourceSql.asRole`, on this database. */
+  asRole(role: DatabaseRole, sql: string): Promise<RoleStatementOutcome>;
 }
 
 /** Per-scenario facts an adapter needs to set up an isolated server. */

@@ -34,8 +34,12 @@ export interface ReferenceServerSetup extends Common<ServerCapability> {
   /** Absolute path of reference/server/main.ts. */
   entry: string;
   jwtSecret: string;
-  /** The run's shared database cluster: its admin URL and the template each scenario clones. */
-  cluster?: { adminUrl: string; template: string; roleLogins?: Partial<Record<DatabaseRole, RoleLogin>> };
+  /**
+   * The run's shared database cluster: its admin URL and the template each
+   * scenario clones; the cluster module's path and the packaged extension's
+   * name when the reference is shipped as an extension.
+   */
+  cluster?: { adminUrl: string; template: string; roleLogins?: Partial<Record<DatabaseRole, RoleLogin>>; module?: string; extension?: string };
   /** The reference's control capabilities document, read from the preflight instance (every instance serves the same one). */
   controls?: CapabilitiesDocument;
 }

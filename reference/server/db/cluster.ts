@@ -10,7 +10,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { installSchema } from './install.ts';
+import { EXTENSION_NAME } from './extension.ts';
+import { extensionControlPath, extensionPackage, installRoles, installSchema } from './install.ts';
 
 export interface Cluster {
   /** Connection URL of the maintenance database (`postgres`), as a superuser or database owner. */
@@ -28,6 +29,17 @@ export interface Cluster {
    * Resolves once the cluster accepts connections again.
    */
   restartImmediately?(): Promise<void>;
+  /** Creates `name` empty, with sessions reaching the packaged extension (`CREATE EXTENSION synchro_pg` installs it). */
+  createExtensionDatabase(name: string, faults?: readonly string[]): Promise<void>;
+  /**
+   * Creates the cluster-wide group roles the extension expects (as an install
+   * does first) and a worker login for `database`: LOGIN REPLICATION, member
+   * of synchro_worker only, NOINHERIT. A login is cluster-wide, so it is named
+   * after the database and dropped with it.
+   */
+  provisionRoles(database: string): Promise<{ workerLogin: string }>;
+  /** The packaged extension: its name, the directory of its control file and scripts, and its default version. */
+  extensionPackage(faults?: readonly string[]): Promise<{ name: string; directory: string; defaultVersion: string }>;
   stop(): Promise<void>;
 }
 
@@ -39,6 +51,11 @@ function ident(name: string): string {
   // Database names come from the harness; refuse anything that would need quoting rules.
   if (!IDENT.test(name)) throw new ClusterError(`database name ${JSON.stringify(name)} must match ${IDENT.source}`);
   return `"${name}"`;
+}
+
+/** The worker login provisioned for one database (cluster-wide, so named after it). */
+function workerLoginOf(database: string): string {
+  return `${database.slice(0, 56)}_worker`;
 }
 
 function withDatabase(url: string, database: string): string {
@@ -76,6 +93,23 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
       ident(name);
       await adminQuery(adminUrl, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '${name}' AND NOT active`);
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
+      await adminQuery(adminUrl, `DROP ROLE IF EXISTS ${ident(workerLoginOf(name))}`);
+    },
+    async createExtensionDatabase(name, faults = []) {
+      const pkg = await extensionPackage(faults);
+      await adminQuery(adminUrl, `CREATE DATABASE ${ident(name)}`);
+      // A superuser setting, kept with the database so every later session (the operator's) finds the package.
+      await adminQuery(adminUrl, `ALTER DATABASE ${ident(name)} SET extension_control_path = '${extensionControlPath(pkg).replaceAll("'", "''")}'`);
+    },
+    async provisionRoles(database) {
+      await installRoles(urlFor(database));
+      const login = workerLoginOf(database);
+      await adminQuery(adminUrl, `CREATE ROLE ${ident(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS IN ROLE synchro_worker`);
+      return { workerLogin: login };
+    },
+    async extensionPackage(faults = []) {
+      const pkg = await extensionPackage(faults);
+      return { name: EXTENSION_NAME, directory: pkg.directory, defaultVersion: pkg.defaultVersion };
     },
     stop,
   };

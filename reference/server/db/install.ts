@@ -1,18 +1,57 @@
 /**
  * Installs the synchro schema into one database: the cluster-wide roles
- * first, then the schema owned by synchro_owner with every object created
- * under that role, then default-deny grants. Installing twice is a no-op.
+ * first (a role is not a database object, so no extension can own one), then
+ * the extension `synchro_pg` at its current version (./extension.ts packages
+ * the SQL files listed here), which creates the schema owned by synchro_owner
+ * with every object created under that role and default-deny grants last,
+ * then the capture publication. Installing twice is a no-op.
  */
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { EXTENSION_NAME, type ExtensionPackage, writeExtensionPackage } from './extension.ts';
 
 const SQL_DIR = new URL('../sql/', import.meta.url);
 const ROLE_FILE = '001-roles.sql';
 // 052 closes default privileges over everything created before it, so it stays last.
-const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql', '008-capture.sql', '009-pull.sql', '020-client-runtime.sql', '021-table-reconfigure.sql', '022-seed.sql', '023-scope-history.sql', '024-membership-reconfigure.sql', '025-dependencies.sql', '026-scope-function-contract.sql', '027-capture-performance.sql', '028-push-guard.sql', '029-wal-events.sql', '031-checkpoint-inspection.sql', '044-membership-backfill.sql', '045-retention-lineage-reset.sql', '048-scope-high-watermark.sql', '050-compaction-batches.sql', '054-readiness-clock-and-progress.sql', '055-readiness-limits.sql', '056-capture-decode-limit.sql', '067-registry-generation-snapshots.sql', '073-composition-reconfigure.sql', '074-relation-rebind.sql', '052-default-deny.sql'];
+const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql', '008-capture.sql', '009-pull.sql', '020-client-runtime.sql', '021-table-reconfigure.sql', '022-seed.sql', '023-scope-history.sql', '024-membership-reconfigure.sql', '025-dependencies.sql', '026-scope-function-contract.sql', '027-capture-performance.sql', '028-push-guard.sql', '029-wal-events.sql', '031-checkpoint-inspection.sql', '044-membership-backfill.sql', '045-retention-lineage-reset.sql', '048-scope-high-watermark.sql', '050-compaction-batches.sql', '054-readiness-clock-and-progress.sql', '055-readiness-limits.sql', '056-capture-decode-limit.sql', '067-registry-generation-snapshots.sql', '070-comments.sql', '073-composition-reconfigure.sql', '074-relation-rebind.sql', '052-default-deny.sql'];
+
+const CLOSING_FILE = '052-default-deny.sql';
 
 async function sql(file: string): Promise<string> {
   return await readFile(new URL(file, SQL_DIR), 'utf8');
+}
+
+const packaged = new Map<string, Promise<ExtensionPackage>>();
+
+/**
+ * The extension package of the SQL files listed here, written once per
+ * process. `faults` are sensitivity-run switches of the packaging (the
+ * harness passes a scenario's); a faulty package lands in a directory of its own.
+ */
+export function extensionPackage(faults: readonly string[] = []): Promise<ExtensionPackage> {
+  const key = [...faults].sort().join(',');
+  let pkg = packaged.get(key);
+  if (pkg === undefined) {
+    pkg = writeExtensionPackage(SQL_DIR, SCHEMA_FILES, CLOSING_FILE, { faults });
+    packaged.set(key, pkg);
+  }
+  return pkg;
+}
+
+/** The `extension_control_path` value that finds the package before the server's own extensions. */
+export function extensionControlPath(pkg: ExtensionPackage): string {
+  return `$system:${pkg.controlPath}`;
+}
+
+/** Creates the six cluster-wide group roles, which CREATE EXTENSION expects to exist; a no-op once they do. */
+export async function installRoles(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(await sql(ROLE_FILE));
+  } finally {
+    await client.end();
+  }
 }
 
 export async function installSchema(databaseUrl: string): Promise<boolean> {
@@ -28,13 +67,13 @@ export async function installSchema(databaseUrl: string): Promise<boolean> {
       await client.query('ROLLBACK');
       return false;
     }
-    await client.query('CREATE SCHEMA synchro AUTHORIZATION synchro_owner');
-    await client.query('CREATE SCHEMA synchro_projection AUTHORIZATION synchro_owner');
-    await client.query('SET LOCAL ROLE synchro_owner');
-    for (const file of SCHEMA_FILES) await client.query(await sql(file));
+    // The server must read the package from this machine: an embedded cluster was started with the
+    // path already; for any other server it is set for this session (a superuser setting).
+    await client.query("SELECT set_config('extension_control_path', $1, true)", [extensionControlPath(await extensionPackage())]);
+    await client.query(`CREATE EXTENSION ${EXTENSION_NAME}`);
     // The capture publication starts empty; registration adds each relation to it. A partitioned
     // relation's rows are published as the registered relation's, not as its partitions'.
-    await client.query('RESET ROLE');
+    // A publication cannot be an extension member, so it stays outside, created by the installer.
     await client.query('CREATE PUBLICATION synchro_capture WITH (publish_via_partition_root = true)');
     await client.query('COMMIT');
     return true;

@@ -26,7 +26,8 @@ export async function wipeDatabase(databaseUrl: string): Promise<void> {
     for (const { evtname } of triggers.rows) await db.query(`DROP EVENT TRIGGER ${quoteIdent(evtname)}`);
     const schemas = await db.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'");
     await db.query('BEGIN');
-    for (const { nspname } of schemas.rows) await db.query(`DROP SCHEMA ${quoteIdent(nspname)} CASCADE`);
+    // Dropping an extension's schema drops the extension and every schema it created with it.
+    for (const { nspname } of schemas.rows) await db.query(`DROP SCHEMA IF EXISTS ${quoteIdent(nspname)} CASCADE`);
     // As CREATE DATABASE leaves it (PostgreSQL 15 and later).
     await db.query('CREATE SCHEMA public AUTHORIZATION pg_database_owner');
     await db.query('GRANT USAGE ON SCHEMA public TO PUBLIC');
