@@ -109,6 +109,8 @@ export class CaptureWorker implements CaptureHandle {
   /** Decoded messages materialized since the worker last analyzed its tables, and before that. */
   private writtenSinceAnalyze = 0;
   private writtenBeforeAnalyze = 0;
+  /** The decode window at the last running-transactions record logged for it, or the smallest seen since (nudgeOnDecodeWindow). */
+  private windowFloor = 0;
   /** Test-only: poison and crash points armed by the test controls. */
   private readonly testControls = new CaptureTestControls();
 
@@ -361,7 +363,8 @@ export class CaptureWorker implements CaptureHandle {
       limit = rowLimit;
     }
     await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
-    if (decoded >= RESTART_NUDGE_MESSAGES || start.decodeWindow >= RESTART_NUDGE_BYTES) await this.nudgeRestartPoint();
+    if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();
+    else await this.nudgeOnDecodeWindow(start.decodeWindow);
   }
 
   /**
@@ -396,12 +399,32 @@ export class CaptureWorker implements CaptureHandle {
    * restart point moves at the server's own pace, as before.
    */
   private async nudgeRestartPoint(): Promise<void> {
+    if (await this.logRunningTransactions()) this.again = true;
+  }
+
+  private async logRunningTransactions(): Promise<boolean> {
     try {
       await (this.db as pg.Client).query('SELECT pg_log_standby_snapshot()');
-      this.again = true;
+      return true;
     } catch {
       // Not permitted: nothing changes but the decoding cost of the next peeks.
+      return false;
     }
+  }
+
+  /**
+   * Under a trickle of small transactions: once the decode window has grown
+   * by RESTART_NUDGE_BYTES since it was last this small (or since the last
+   * record logged here), log a running-transactions record, and let the next
+   * poll, whenever work brings it, move past it. No extra poll is asked for,
+   * and while the restart point cannot move (an old transaction anywhere in
+   * the cluster holds it) this writes one small record per window step only.
+   */
+  private async nudgeOnDecodeWindow(window: number): Promise<void> {
+    this.windowFloor = Math.min(this.windowFloor, window);
+    if (window < this.windowFloor + RESTART_NUDGE_BYTES) return;
+    this.windowFloor = window;
+    await this.logRunningTransactions();
   }
 
   /** A poll that found nothing more may acknowledge up to the flush position read before it. */
