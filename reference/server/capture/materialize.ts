@@ -203,8 +203,10 @@ async function writeProjectionRows(db: ClientBase, rows: Projected[]): Promise<v
     const pkSql = table.def.byId.get(table.def.pkFieldId)?.sqlType ?? 'text';
     const images = group.filter((p) => p.image !== null).map((p) => populateInput(table, p.image as SourceImage));
     try {
-      await db.query(`DELETE FROM ${proj} WHERE ${quoteIdent(table.def.pkColumn)} = ANY ($1::${pkSql}[])`, [group.map((p) => p.pkText)]);
-      if (images.length > 0) await db.query(`INSERT INTO ${proj} SELECT * FROM jsonb_populate_recordset(NULL::${proj}, $1::jsonb)`, [JSON.stringify(images)]);
+      const replaced = `DELETE FROM ${proj} WHERE ${quoteIdent(table.def.pkColumn)} = ANY ($1::${pkSql}[])`;
+      // One statement when there are images: the insert does not see the delete's rows, and the projection's key index is not unique.
+      if (images.length === 0) await db.query(replaced, [group.map((p) => p.pkText)]);
+      else await db.query(`WITH replaced AS (${replaced}) INSERT INTO ${proj} SELECT * FROM jsonb_populate_recordset(NULL::${proj}, $2::jsonb)`, [group.map((p) => p.pkText), JSON.stringify(images)]);
     } catch {
       throw new CaptureFailure('projection_write_failed', 'the projection of a row could not be written', table.def.tableId);
     }
@@ -415,14 +417,13 @@ export async function materializeTransaction(
 
   // 4. The event records, the transaction record and the progress row, in the same database transaction.
   await writeEventRecords(db, generation, commit, events);
+  // The transaction record and the progress row are one statement (one round trip less before the commit).
   await db.query(
-    'INSERT INTO synchro.wal_transactions (stream_generation, commit_lsn, end_lsn, source_xid, event_count, effect_count, content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    `WITH recorded AS (
+       INSERT INTO synchro.wal_transactions (stream_generation, commit_lsn, end_lsn, source_xid, event_count, effect_count, content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7))
+     UPDATE synchro.wal_progress SET materialized_commit_lsn = $2, materialized_end_lsn = $3,
+       processed_end_lsn = greatest(processed_end_lsn, $3::pg_lsn)`,
     [generation, commit, formatLsn(tx.endLsn), tx.xid, events.length, effectCount, tx.contentHash],
-  );
-  await db.query(
-    `UPDATE synchro.wal_progress SET materialized_commit_lsn = $1, materialized_end_lsn = $2,
-       processed_end_lsn = greatest(processed_end_lsn, $2::pg_lsn)`,
-    [commit, formatLsn(tx.endLsn)],
   );
   return { eventCount: events.length, effectCount };
 }

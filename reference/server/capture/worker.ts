@@ -25,7 +25,8 @@ import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { relationDrifted } from '../core/relation-identity.ts';
 import { loadTables, registrySources } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
-import { digestSchemaHash, materializeTransaction } from './materialize.ts';
+import { materializeTransaction } from './materialize.ts';
+import { readPollStart } from './poll-start.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { RegistryTimeline } from './registry-generations.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
@@ -39,6 +40,14 @@ const CHANNEL = 'synchro_capture';
 const PEEK_ROWS = 5000;
 /** Decoded messages in one poll after which the restart point is moved on (nudgeRestartPoint). */
 const RESTART_NUDGE_MESSAGES = 1000;
+/**
+ * WAL between the slot's restart point and the insert position past which a
+ * poll also moves the restart point on: every peek and slot advance decodes
+ * that whole window again, so under a steady trickle of small transactions
+ * (fewer than RESTART_NUDGE_MESSAGES per poll) it would otherwise grow until
+ * PostgreSQL's own running-transactions record, about every 15 seconds.
+ */
+const RESTART_NUDGE_BYTES = 256 * 1024;
 /** Decoded messages materialized before the worker first analyzes its tables (refreshStatistics). */
 const ANALYZE_MIN_MESSAGES = 2000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
@@ -50,8 +59,8 @@ const HEARTBEAT_MS = 5000;
  * not be flushed yet; a non-transactional message with flush forces it.
  */
 async function flushWal(db: pg.ClientBase): Promise<string> {
-  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
-  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
+  // One round trip: the materialized CTE emits (and flushes) before the flush position is read.
+  return (await db.query<{ l: string }>("WITH m AS MATERIALIZED (SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)) SELECT pg_current_wal_flush_lsn()::text AS l FROM m")).rows[0]?.l as string;
 }
 
 /**
@@ -100,6 +109,8 @@ export class CaptureWorker implements CaptureHandle {
   /** Decoded messages materialized since the worker last analyzed its tables, and before that. */
   private writtenSinceAnalyze = 0;
   private writtenBeforeAnalyze = 0;
+  /** The decode window at the last running-transactions record logged for it, or the smallest seen since (nudgeOnDecodeWindow). */
+  private windowFloor = 0;
   /** Test-only: poison and crash points armed by the test controls. */
   private readonly testControls = new CaptureTestControls();
 
@@ -292,20 +303,22 @@ export class CaptureWorker implements CaptureHandle {
   /** One pass: decode what is committed, materialize and acknowledge transaction by transaction. */
   private async pollOnce(): Promise<void> {
     const db = this.db as pg.Client;
-    const poison = await this.activePoison();
+    // One round trip (poll-start.ts): quarantine, cleared boundary, digest hash, row limit, decode window.
+    const start = await readPollStart(db, this.slot);
+    const poison = start.poison;
     if (poison !== undefined && !poison.retry) {
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
     // A cleared acknowledgement boundary no longer proves where the slot is: wait for an operator, never write over it.
-    if ((await db.query('SELECT 1 FROM synchro.wal_progress WHERE acknowledged_end_lsn IS NULL')).rowCount !== 0) {
+    if (start.ackCleared) {
       await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
       return;
     }
     let decoded = 0;
     // Read once per poll: a manifest published meanwhile only means digests stored under the old hash.
-    const digestHash = await digestSchemaHash(db);
-    const rowLimit = (await db.query<{ n: number }>('SELECT decode_row_limit AS n FROM synchro.capture_limits')).rows[0]?.n ?? PEEK_ROWS;
+    const digestHash = start.digestHash;
+    const rowLimit = start.rowLimit ?? PEEK_ROWS;
     let limit = rowLimit;
     for (;;) {
       const flush = await flushWal(db);
@@ -354,6 +367,7 @@ export class CaptureWorker implements CaptureHandle {
     }
     await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
     if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();
+    else await this.nudgeOnDecodeWindow(start.decodeWindow);
   }
 
   /**
@@ -388,26 +402,51 @@ export class CaptureWorker implements CaptureHandle {
    * restart point moves at the server's own pace, as before.
    */
   private async nudgeRestartPoint(): Promise<void> {
+    if (await this.logRunningTransactions()) this.again = true;
+  }
+
+  private async logRunningTransactions(): Promise<boolean> {
     try {
       await (this.db as pg.Client).query('SELECT pg_log_standby_snapshot()');
-      this.again = true;
+      return true;
     } catch {
       // Not permitted: nothing changes but the decoding cost of the next peeks.
+      return false;
     }
+  }
+
+  /**
+   * Under a trickle of small transactions: once the decode window has grown
+   * by RESTART_NUDGE_BYTES since it was last this small (or since the last
+   * record logged here), log a running-transactions record, and let the next
+   * poll, whenever work brings it, move past it. No extra poll is asked for,
+   * and while the restart point cannot move (an old transaction anywhere in
+   * the cluster holds it) this writes one small record per window step only.
+   */
+  private async nudgeOnDecodeWindow(window: number): Promise<void> {
+    this.windowFloor = Math.min(this.windowFloor, window);
+    if (window < this.windowFloor + RESTART_NUDGE_BYTES) return;
+    this.windowFloor = window;
+    await this.logRunningTransactions();
   }
 
   /** A poll that found nothing more may acknowledge up to the flush position read before it. */
   private async idleAck(flush: string): Promise<void> {
     if (this.paused) return;
     const db = this.db as pg.Client;
-    const { rows } = await db.query<{ p: string }>('SELECT processed_end_lsn::text AS p FROM synchro.wal_progress');
+    const { rows } = await db.query<{ p: string; poisoned: boolean }>(
+      "SELECT processed_end_lsn::text AS p, EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS poisoned FROM synchro.wal_progress",
+    );
     if (parseLsn(flush) <= parseLsn(rows[0]?.p as string)) return;
-    if ((await this.activePoison()) !== undefined) return;
+    if (rows[0]?.poisoned === true) return;
     // Progress only grows: a record changed since it was read above is never moved back.
     await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
-    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, fault('cap005-idle-slot-to-current-flush') ? (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l : flush]); // fault: server:cap005-idle-slot-to-current-flush
+    const slotTo = fault('cap005-idle-slot-to-current-flush') ? ((await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string) : flush; // fault: server:cap005-idle-slot-to-current-flush
+    // Slot, then the acknowledgement record, in one round trip (an LSN and the slot's name as literals).
     // Never over a cleared boundary (see pollOnce): only an operator puts that back.
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1 WHERE acknowledged_end_lsn < $1', [flush]);
+    await db.query(
+      `SELECT pg_replication_slot_advance(${db.escapeLiteral(this.slot)}, ${db.escapeLiteral(slotTo)}::pg_lsn); UPDATE synchro.wal_progress SET acknowledged_end_lsn = ${db.escapeLiteral(flush)}::pg_lsn WHERE acknowledged_end_lsn < ${db.escapeLiteral(flush)}::pg_lsn`,
+    );
   }
 
   private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean }): Promise<boolean> {
@@ -418,10 +457,11 @@ export class CaptureWorker implements CaptureHandle {
     // The relation a database error is recorded against: the transaction's first registered one.
     let firstTable: string | null = null;
     if (fault('acknowledge-before-materializing')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-before-materializing
-    await db.query(fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'); // fault: server:materialize-outside-transaction
+    // The transaction's start and its replay lookup share a round trip (the literals are a UUID and a formatted LSN).
+    const replayLookup = `SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = ${db.escapeLiteral(this.generation)} AND commit_lsn = ${db.escapeLiteral(commit)}`;
+    const started = (await db.query(`${fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'}; ${replayLookup}`)) as unknown as Array<pg.QueryResult<{ h: Buffer }>>; // fault: server:materialize-outside-transaction
     try {
-      const done = await db.query<{ h: Buffer }>('SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2', [this.generation, commit]);
-      const known = done.rows[0];
+      const known = started[1]?.rows[0];
       // The generations its activation messages name, checked before any event is read under them.
       const registry = await this.registryTimeline.forTransaction(db, tx);
       if (known !== undefined) {

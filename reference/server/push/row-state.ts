@@ -3,7 +3,7 @@
  * when asked) and its fence, and a row in wire form with its checksum
  * (computed by the codec under the outcome schema).
  */
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
 import { wireRow } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
@@ -28,16 +28,36 @@ export async function readState(db: PoolClient, table: TableDef, pk: unknown, mo
     values: [String(pk)],
   });
   const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
-  const fence = await db.query<{ state: 'live' | 'deleted' | 'reserved'; server_version: string }>(
+  const fence = await db.query<FenceRow>(
     `SELECT state, server_version FROM synchro.row_versions WHERE table_id = $1 AND pk_text = to_jsonb($2::${pkSql}) #>> '{}'${mode === undefined ? '' : ' FOR UPDATE'}`,
     [table.tableId, String(pk)],
   );
+  return stateOf(table, src.rows[0], fence.rows[0]);
+}
+
+type FenceRow = { state: 'live' | 'deleted' | 'reserved'; server_version: string };
+
+function stateOf(table: TableDef, r: Record<string, unknown> | undefined, f: FenceRow | undefined): RowState {
   const out: RowState = {};
-  const f = fence.rows[0];
   if (f !== undefined) out.fence = { state: f.state, version: f.server_version };
-  const r = src.rows[0] as Record<string, unknown> | undefined;
   if (r !== undefined) out.row = wireRow(table, r);
   return out;
+}
+
+/**
+ * Runs `before` (SQL without parameters), then reads the row and its fence
+ * unlocked as readState does, all in one round trip: the key goes in as an
+ * escaped literal, and text results are parsed exactly as parameterized ones.
+ */
+export async function readStateAfter(db: PoolClient, table: TableDef, pk: unknown, before: string): Promise<RowState> {
+  const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
+  const key = db.escapeLiteral(String(pk));
+  const results = (await db.query(
+    `${before}; SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${key}::${pkSql};
+     SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${db.escapeLiteral(table.tableId)} AND pk_text = to_jsonb(${key}::${pkSql}) #>> '{}'`,
+  )) as unknown as QueryResult[];
+  const [src, fence] = results.slice(-2) as [QueryResult, QueryResult<FenceRow>];
+  return stateOf(table, src.rows[0] as Record<string, unknown> | undefined, fence.rows[0]);
 }
 
 /** `server_row` + `row_checksum` for a row under the given schema hash. */

@@ -5,7 +5,7 @@
  * row locks: lock the source row and the fence, compare, then write; the
  * fence trigger allocates the new version.
  */
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import type { SchemaRef } from '../../../harness/wire/index.ts';
 import { integrityFailure } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
@@ -13,7 +13,7 @@ import type { Catalog } from '../core/manifests.ts';
 import { toParameter } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
 import { touchesKeyColumn } from './lock-mode.ts';
-import { keyPredicate, type RowState, readState, rowWithChecksum } from './row-state.ts';
+import { keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum } from './row-state.ts';
 import type { Mutation } from './validate.ts';
 
 export type Outcome = Record<string, unknown>;
@@ -66,7 +66,9 @@ function columnsOf(m: Mutation): Record<string, unknown> {
 }
 
 /** Terminal classification in the required order, before any row is touched. */
-function classify(m: Mutation, ctx: UnitContext): { outcome?: Outcome; table?: TableDef; params?: Array<[string, unknown]> } {
+type Classified = { outcome?: Outcome; table?: TableDef; params?: Array<[string, unknown]> };
+
+function classify(m: Mutation, ctx: UnitContext): Classified {
   const current = ctx.catalog.current;
   const table = ctx.catalog.tables.get(m.table);
   const isCurrent = m.authored_schema.version === current.version && m.authored_schema.hash === current.hash;
@@ -110,12 +112,15 @@ function pkValue(m: Mutation): string {
   return String(Object.values(m.pk)[0]);
 }
 
-async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): Promise<Evaluation> {
+async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>, opening: string): Promise<Evaluation> {
   const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
+  // Literals (the table ID and the key, escaped) let the reservation share one round trip with the unit's opening statements.
+  const tableId = ctx.db.escapeLiteral(table.tableId);
+  const key = `to_jsonb(${ctx.db.escapeLiteral(pkValue(m))}::${pkSql}) #>> '{}'`;
   // Reserve the identity first: a concurrent insert of the same key waits here, then finds it taken.
-  const reserve = `INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES ($1, to_jsonb($2::${pkSql}) #>> '{}', 'reserved', 'reserved')
+  const reserve = `INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES (${tableId}, ${key}, 'reserved', 'reserved')
      ON CONFLICT DO NOTHING`;
-  const reserved = await ctx.db.query(fault('unreserved-insert') ? `SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM synchro.row_versions WHERE table_id = $1 AND pk_text = to_jsonb($2::${pkSql}) #>> '{}')` : reserve, [table.tableId, pkValue(m)]); // fault: server:unreserved-insert
+  const reserved = lastResult(await ctx.db.query(`${opening}${fault('unreserved-insert') ? `SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key})` : reserve}`)); // fault: server:unreserved-insert
   if (reserved.rowCount === 0) {
     const state = await readState(ctx.db, table, pkValue(m), 'NO KEY UPDATE');
     const code = state.fence?.state === 'deleted' ? 'row_deleted' : 'row_already_exists';
@@ -135,7 +140,8 @@ async function insertRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   return { kind: 'applied', table };
 }
 
-async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): Promise<Evaluation> {
+async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>, opening: string): Promise<Evaluation> {
+  await ctx.db.query(opening);
   if (m.op === 'delete' && fault('bound004-delete-needs-own-endpoint')) return { kind: 'rejected', outcome: terminal(m, ctx, 'policy_rejected') }; // fault: server:bound004-delete-needs-own-endpoint
   const soft = m.op === 'delete' && table.deletedAtColumn !== null;
   const assigned = m.op === 'update' ? params.map(([c]) => c) : soft ? [table.deletedAtColumn as string] : [];
@@ -146,7 +152,7 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   const state = await readState(ctx.db, table, pkValue(m), fault('unlocked-version-check') ? undefined : keyTouched ? 'UPDATE' : 'NO KEY UPDATE'); // fault: server:unlocked-version-check
   if (state.fence === undefined || state.fence.state === 'reserved') {
     if (state.row !== undefined) throw integrityFailure();
-    if (m.op === 'update' && fault('update-missing-inserts')) return await insertRow(ctx, m, table, params); // fault: server:update-missing-inserts
+    if (m.op === 'update' && fault('update-missing-inserts')) return await insertRow(ctx, m, table, params, ''); // fault: server:update-missing-inserts
     return { kind: 'rejected', outcome: conflict(m, ctx, table, 'row_not_found', state), conflict: { table, code: 'row_not_found' } };
   }
   if (state.fence.state === 'deleted') {
@@ -177,18 +183,34 @@ async function changeRow(ctx: UnitContext, m: Mutation, table: TableDef, params:
   return { kind: 'applied', table };
 }
 
-async function evaluate(ctx: UnitContext, m: Mutation): Promise<Evaluation> {
-  const c = classify(m, ctx);
+/**
+ * Evaluates a classified mutation. `before` is SQL the caller needs run first
+ * (a unit's savepoint), sent in the same round trip as the mutation's first
+ * statements.
+ */
+async function evaluateClassified(ctx: UnitContext, m: Mutation, c: Classified, before = ''): Promise<Evaluation> {
   if (c.outcome !== undefined) return { kind: 'rejected', outcome: c.outcome };
   const table = c.table as TableDef;
   // Fences written by this mutation carry its ID.
-  await ctx.db.query(owner(m.mutation_id));
-  return m.op === 'insert' ? await insertRow(ctx, m, table, c.params ?? []) : await changeRow(ctx, m, table, c.params ?? []);
+  const opening = `${before}${owner(m.mutation_id)}; `;
+  return m.op === 'insert' ? await insertRow(ctx, m, table, c.params ?? [], opening) : await changeRow(ctx, m, table, c.params ?? [], opening);
+}
+
+async function evaluate(ctx: UnitContext, m: Mutation): Promise<Evaluation> {
+  return await evaluateClassified(ctx, m, classify(m, ctx));
+}
+
+/** The result of a statement's last part (a multi-statement query answers with one result per statement). */
+function lastResult(r: QueryResult | QueryResult[]): QueryResult {
+  return Array.isArray(r) ? (r.at(-1) as QueryResult) : r;
 }
 
 /** The applied outcome shows the row and version as they are after the unit. */
 async function appliedOutcome(ctx: UnitContext, m: Mutation, table: TableDef): Promise<Outcome> {
-  const state = await readState(ctx.db, table, pkValue(m));
+  return appliedFrom(m, ctx, table, await readState(ctx.db, table, pkValue(m)));
+}
+
+function appliedFrom(m: Mutation, ctx: UnitContext, table: TableDef, state: RowState): Outcome {
   if (state.fence === undefined || state.fence.state === 'reserved') throw integrityFailure();
   const o: Outcome = { ...head(m, ctx.schema), status: 'applied' };
   if (state.row !== undefined) Object.assign(o, rowWithChecksum(table, ctx.schema.hash, state.row, state.fence.version));
@@ -208,24 +230,38 @@ function owner(mutationId: string): string {
 
 /** End of a unit: deferred constraints and triggers fire now, owned by the unit's last mutation. */
 async function unitEnd(ctx: UnitContext, lastId: string, release: string): Promise<void> {
-  await ctx.db.query(`${owner(lastId)}; ${fault('unit-check-at-commit') ? '' : 'SET CONSTRAINTS ALL IMMEDIATE;'} RELEASE SAVEPOINT ${release}`); // fault: server:unit-check-at-commit
+  await ctx.db.query(unitEndSql(lastId, release));
+}
+
+function unitEndSql(lastId: string, release: string): string {
+  return `${owner(lastId)}; ${fault('unit-check-at-commit') ? '' : 'SET CONSTRAINTS ALL IMMEDIATE;'} RELEASE SAVEPOINT ${release}`; // fault: server:unit-check-at-commit
 }
 
 export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
   const out: Outcome[] = [];
   for (const m of mutations) {
-    await ctx.db.query('SAVEPOINT unit; SET CONSTRAINTS ALL DEFERRED');
+    // Classification touches no row: a mutation it rejects needs no unit (a savepoint rolled straight back changes nothing).
+    const c = classify(m, ctx);
+    if (c.outcome !== undefined) {
+      out.push(c.outcome);
+      continue;
+    }
     try {
-      const r = await evaluate(ctx, m);
+      const r = await evaluateClassified(ctx, m, c, 'SAVEPOINT unit; SET CONSTRAINTS ALL DEFERRED; ');
       if (r.kind === 'rejected') {
         await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
         out.push(r.outcome);
         continue;
       }
       const early = fault('outcome-before-unit-end') ? await appliedOutcome(ctx, m, r.table) : undefined; // fault: server:outcome-before-unit-end
-      await unitEnd(ctx, m.mutation_id, 'unit');
-      if (fault('commit-each-unit')) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'"); // fault: server:commit-each-unit
-      out.push(early ?? (await appliedOutcome(ctx, m, r.table)));
+      if (early !== undefined || fault('commit-each-unit')) { // fault: server:commit-each-unit
+        await unitEnd(ctx, m.mutation_id, 'unit');
+        if (fault('commit-each-unit')) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'"); // fault: server:commit-each-unit
+        out.push(early ?? (await appliedOutcome(ctx, m, r.table)));
+      } else {
+        // The unit's end and the read of its applied outcome share a round trip.
+        out.push(appliedFrom(m, ctx, r.table, await readStateAfter(ctx.db, r.table, pkValue(m), unitEndSql(m.mutation_id, 'unit'))));
+      }
     } catch (e) {
       if (!isDataOrIntegrity(e)) throw e;
       await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
