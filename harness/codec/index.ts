@@ -8,6 +8,7 @@
 export { blob, compareBytes, domain, fromHex, i32be, i64be, text, toHex, u8, u32be, u64be } from './bytes.ts';
 export { type ChecksumObject, checksumObject, readChecksumObject } from './checksum.ts';
 export { CodecError, type CodecErrorCode, pointer } from './errors.ts';
+export { type FieldIdKey, mutationFromFieldIdForm, pushRequestFromFieldIdForm, readFieldIdKey } from './field-id-form.ts';
 export {
   BATCH_FINGERPRINT_DOMAIN,
   batchFingerprint,
@@ -17,10 +18,10 @@ export {
   normalizedMutationOctets,
   normalizeMutation,
 } from './fingerprint.ts';
-export { type FieldIdKey, mutationFromFieldIdForm, pushRequestFromFieldIdForm, readFieldIdKey } from './field-id-form.ts';
 export { checkIdentifier, checkServerVersion, checkUuid, digestRaw, schemaHashRaw } from './identifiers.ts';
 export { type JsonReadFailure, type JsonReadOk, type JsonReadResult, type NumberToken, readJsonBody } from './json-body.ts';
 export { checkIJson, IMPL_JSON_LIMITS, type JsonLimits, PROTOCOL_JSON_LIMITS, validateCanonicalJsonText } from './json-value.ts';
+export { checkSchemaManifest } from './manifest.ts';
 export {
   isKeyType,
   isPortableType,
@@ -31,12 +32,11 @@ export {
   parsePortableType,
   TYPE_TAGS,
 } from './portable-types.ts';
+export { checkMutationShape, checkPushRequestShape, PUSH_LIMITS, PUSH_OPS, type PushOp, readPushRequestBody } from './push-shape.ts';
 export { canonicalJson, canonicalJsonBytes } from './rfc8785.ts';
 export { encodeRowBody, parseRowText, type ReadRow, readRow } from './row.ts';
 export { digestRow, ROW_DIGEST_DOMAIN, type RowDigestInput, type RowDigestResult, rowDigestFromParts } from './row-digest.ts';
 export { type DecodedRowIdentity, decodeRowIdentity, encodeRowIdentity, ROW_ID_DOMAIN, rowIdentityFromWire } from './row-identity.ts';
-export { checkSchemaManifest } from './manifest.ts';
-export { checkMutationShape, checkPushRequestShape, PUSH_LIMITS, PUSH_OPS, type PushOp, readPushRequestBody } from './push-shape.ts';
 export {
   manifestHashBody,
   SCHEMA_MANIFEST_DOMAIN,

@@ -3,6 +3,7 @@
  * I-JSON value already in RFC 8785 canonical form. Anything else is refused;
  * the codec never rewrites a non-canonical text into canonical form.
  */
+import { isCertainlyCanonicalJson } from './canonical-json-scan.ts';
 import { CodecError, pointer } from './errors.ts';
 import { canonicalJson } from './rfc8785.ts';
 import {
@@ -77,6 +78,13 @@ export function checkIJson(v: JsonValue, path = ''): void {
  * to the input when accepted). Errors keep the path of the wire value.
  */
 export function validateCanonicalJsonText(textValue: string, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): string {
+  // Most values are canonical already: one scan says so without a tree. Any doubt takes the full reader.
+  if (isCertainlyCanonicalJson(textValue, limits)) return textValue;
+  return readCanonicalJsonTextFully(textValue, path, limits);
+}
+
+/** validateCanonicalJsonText without the one-pass shortcut: parse, I-JSON checks, RFC 8785 comparison. */
+export function readCanonicalJsonTextFully(textValue: string, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): string {
   let tree: JsonValue;
   try {
     tree = parseJson(textValue, { maxDepth: limits.maxDepth, maxValues: limits.maxValues });

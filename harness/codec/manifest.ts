@@ -11,7 +11,7 @@ import { CodecError, pointer } from './errors.ts';
 import { checkIdentifier } from './identifiers.ts';
 import { exactMembers, type Obj, readEnvelopeInteger, readObject, readSchemaRef } from './json-shape.ts';
 import { isKeyType, parsePortableType } from './portable-types.ts';
-import { checkColumnSpec, type ColumnSpec } from './wire-values.ts';
+import { type ColumnSpec, checkColumnSpec } from './wire-values.ts';
 
 const MANIFEST_REQUIRED = ['schema_version', 'parent_schema', 'transition_class', 'compatibility_floor', 'tables'] as const;
 const TABLE_MEMBERS = ['table_id', 'relation_id', 'name', 'primary_key_field_id', 'lifecycle', 'composition', 'fields', 'indexes'] as const;

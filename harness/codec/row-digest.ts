@@ -3,11 +3,13 @@
  *   blob(row_identity) || blob(row_body) || text(server_version)).
  */
 import { createHash } from 'node:crypto';
+import { ByteWriter } from './byte-writer.ts';
 import { blob, domain, text } from './bytes.ts';
 import { CodecError } from './errors.ts';
 import { checkServerVersion, schemaHashRaw } from './identifiers.ts';
-import { encodeRowBody, readRow } from './row.ts';
+import { encodeRowBody, readRow, writeRowBody } from './row.ts';
 import { decodeRowIdentity, encodeRowIdentity } from './row-identity.ts';
+import { type RowPlan, rowPlan } from './row-plan.ts';
 import type { TableShape } from './table-shape.ts';
 
 export const ROW_DIGEST_DOMAIN = domain('synchro:v3:row-digest:v1');
@@ -42,10 +44,52 @@ export interface RowDigestResult {
   digest: Uint8Array;
 }
 
+// The last schema hash read: rows of one manifest arrive in long runs.
+let lastHashText = '';
+let lastHashRaw: Uint8Array = new Uint8Array(0);
+
+function readSchemaHash(hashText: string): Uint8Array {
+  if (hashText !== lastHashText || lastHashText === '') {
+    lastHashRaw = schemaHashRaw(hashText, '#schema_hash');
+    lastHashText = hashText;
+  }
+  return lastHashRaw;
+}
+
+const bodyScratch = new ByteWriter(1024);
+const preimage = new ByteWriter(1024);
+
+/**
+ * Validates and encodes the row body in one pass, then lays out the whole
+ * preimage in one buffer and hashes it once; identity and body are copied out.
+ */
+function digestWithPlan(input: RowDigestInput, plan: RowPlan, hash: Uint8Array): RowDigestResult {
+  const body = bodyScratch;
+  body.reset();
+  const key = writeRowBody(input.table, plan, input.row, input.pk, body);
+  const w = preimage;
+  w.reset();
+  w.bytes(ROW_DIGEST_DOMAIN);
+  w.bytes(hash);
+  const identityLengthAt = w.length;
+  w.u64(0);
+  const identityStart = w.length;
+  w.bytes(plan.identityPrefix);
+  w.bytes(body.view(key.start, key.end));
+  const identityEnd = w.length;
+  w.patchU64(identityLengthAt, identityEnd - identityStart);
+  w.blob(body.view());
+  w.utf8Blob(input.serverVersion);
+  const digest = new Uint8Array(createHash('sha256').update(w.view()).digest());
+  return { identity: w.copy(identityStart, identityEnd), body: body.copy(), digest };
+}
+
 /** Validates the row, then returns its identity, body and digest. */
 export function digestRow(input: RowDigestInput): RowDigestResult {
-  const hash = schemaHashRaw(input.schemaHash, '#schema_hash');
+  const hash = readSchemaHash(input.schemaHash);
   checkServerVersion(input.serverVersion, '#server_version');
+  const plan = rowPlan(input.table);
+  if (plan !== undefined) return digestWithPlan(input, plan, hash);
   const { values, pk } = readRow(input.table, input.row, input.pk);
   const identity = encodeRowIdentity(input.table.tableId, input.table.pkFieldId, pk);
   const body = encodeRowBody(input.table, values);

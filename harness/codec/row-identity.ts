@@ -82,3 +82,50 @@ export function decodeRowIdentity(bytes: Uint8Array, path = ''): DecodedRowIdent
   if (at !== buf.length) bad(`${buf.length - at} trailing octets after the key value`);
   return { tableId, pkFieldId, pkType, pk };
 }
+
+/**
+ * The identity octets up to the key value (domain, table ID, key field ID,
+ * tag) of the last identity checkRowIdentity read in full, and its key type.
+ * A scope's identities mostly share it, so only their key parts need reading.
+ */
+let knownHead: Uint8Array | undefined;
+let knownHeadType: KeyType = 'int';
+
+function startsWithKnownHead(bytes: Uint8Array, head: Uint8Array): boolean {
+  if (bytes.length <= head.length) return false;
+  for (let k = 0; k < head.length; k++) if (bytes[k] !== head[k]) return false;
+  return true;
+}
+
+function isAscii(bytes: Uint8Array, from: number): boolean {
+  for (let k = from; k < bytes.length; k++) if ((bytes[k] as number) >= 0x80) return false;
+  return true;
+}
+
+/** Whether the octets after a known head are one well-formed key value of its type and nothing more. */
+function keyPartIsWellFormed(bytes: Uint8Array, at: number, type: KeyType): boolean {
+  if (bytes[at] !== PRESENCE_VALUE) return false;
+  const value = at + 1;
+  if (type === 'int') return bytes.length === value + 4;
+  if (type === 'int64') return bytes.length === value + 8;
+  if (bytes.length < value + 8) return false;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const len = view.getUint32(value) * 0x100000000 + view.getUint32(value + 4);
+  if (bytes.length !== value + 8 + len) return false;
+  return isAscii(bytes, value + 8) || decodeUtf8(bytes.subarray(value + 8)) !== undefined;
+}
+
+/**
+ * Refuses malformed identity octets exactly as decodeRowIdentity does, without
+ * decoding the parts already seen in the previous identity read in full.
+ * Anything that does not fit the known head is read in full (and reported by
+ * decodeRowIdentity when malformed).
+ */
+export function checkRowIdentity(bytes: Uint8Array, path = ''): void {
+  const head = knownHead;
+  if (head !== undefined && startsWithKnownHead(bytes, head) && keyPartIsWellFormed(bytes, head.length, knownHeadType)) return;
+  const decoded = decodeRowIdentity(bytes, path);
+  const headLength = ROW_ID_DOMAIN.length + 8 + Buffer.byteLength(decoded.tableId, 'utf8') + 8 + Buffer.byteLength(decoded.pkFieldId, 'utf8') + 1;
+  knownHead = Uint8Array.prototype.slice.call(bytes, 0, headLength);
+  knownHeadType = decoded.pkType;
+}

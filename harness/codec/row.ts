@@ -2,12 +2,14 @@
  * Complete authoritative rows: validation against the table shape and the
  * canonical row body u32be(field_count) || repeated(text(field_id) || typed_value).
  */
+import type { ByteWriter } from './byte-writer.ts';
 import { concat, text, u32be } from './bytes.ts';
 import { CodecError, pointer } from './errors.ts';
+import type { RowPlan } from './row-plan.ts';
 import { parseJson, RawNumber } from './strict-json.ts';
 import type { TableShape } from './table-shape.ts';
-import { encodeTypedValue } from './typed-value.ts';
-import { type PortableValue, readPortable } from './wire-values.ts';
+import { encodeTypedValue, writeWireValue } from './typed-value.ts';
+import { type ColumnSpec, type PortableValue, readPortable } from './wire-values.ts';
 
 export interface ReadRow {
   values: ReadonlyMap<string, PortableValue>;
@@ -20,13 +22,7 @@ export interface ReadRow {
  * row equals it.
  */
 export function readRow(shape: TableShape, row: unknown, pkWire: unknown | undefined, path = ''): ReadRow {
-  if (typeof row !== 'object' || row === null || Array.isArray(row) || row instanceof RawNumber) {
-    throw new CodecError('wrong_json_type', path, 'a row is a JSON object keyed by field ID');
-  }
-  const r = row as Record<string, unknown>;
-  for (const key of Object.keys(r)) {
-    if (!shape.fields.has(key)) throw new CodecError('unknown_field', pointer(path, key), `${shape.tableId} has no synced field ${key}`);
-  }
+  const r = rowObject(shape, row, path);
   const values = new Map<string, PortableValue>();
   for (const fieldId of shape.bodyOrder) {
     const spec = shape.fields.get(fieldId);
@@ -36,13 +32,65 @@ export function readRow(shape: TableShape, row: unknown, pkWire: unknown | undef
   }
   const inRow = values.get(shape.pkFieldId);
   if (inRow === undefined) throw new CodecError('missing_field', pointer(path, shape.pkFieldId), 'row lacks its key');
-  if (pkWire !== undefined) {
-    const pk = readPortable({ type: shape.pkType, nullable: false }, pkWire, `${path}#pk`);
-    if (Buffer.compare(encodeTypedValue(pk), encodeTypedValue(inRow)) !== 0) {
-      throw new CodecError('pk_mismatch', pointer(path, shape.pkFieldId), 'the key inside the row differs from the separate key');
-    }
-  }
+  if (pkWire !== undefined) checkSeparateKey(shape, encodeTypedValue(inRow), pkWire, path);
   return { values, pk: inRow };
+}
+
+/** The row as an object whose members are all synced fields of the shape. */
+function rowObject(shape: TableShape, row: unknown, path: string): Record<string, unknown> {
+  if (typeof row !== 'object' || row === null || Array.isArray(row) || row instanceof RawNumber) {
+    throw new CodecError('wrong_json_type', path, 'a row is a JSON object keyed by field ID');
+  }
+  const r = row as Record<string, unknown>;
+  if (Object.getPrototypeOf(r) === null) {
+    // A row from the strict reader has no prototype, so for-in visits exactly its own keys, without building a key array.
+    for (const key in r) {
+      if (!shape.fields.has(key)) throw new CodecError('unknown_field', pointer(path, key), `${shape.tableId} has no synced field ${key}`);
+    }
+    return r;
+  }
+  for (const key of Object.keys(r)) {
+    if (!shape.fields.has(key)) throw new CodecError('unknown_field', pointer(path, key), `${shape.tableId} has no synced field ${key}`);
+  }
+  return r;
+}
+
+function checkSeparateKey(shape: TableShape, inRowOctets: Uint8Array, pkWire: unknown, path: string): void {
+  const pk = readPortable({ type: shape.pkType, nullable: false }, pkWire, `${path}#pk`);
+  if (Buffer.compare(encodeTypedValue(pk), inRowOctets) !== 0) {
+    throw new CodecError('pk_mismatch', pointer(path, shape.pkFieldId), 'the key inside the row differs from the separate key');
+  }
+}
+
+/** Where the key's typed value lies in the octets writeRowBody wrote. */
+export interface KeySpan {
+  start: number;
+  end: number;
+}
+
+/**
+ * readRow then encodeRowBody in one pass, for a shape with a plan: the same
+ * checks in the same order (unknown members, then each field in body order,
+ * then the separate key), each value validated and written straight into
+ * `out`, and no per-field path built unless a field is refused. Returns where
+ * the key's typed value was written, for the row identity.
+ */
+export function writeRowBody(shape: TableShape, plan: RowPlan, row: unknown, pkWire: unknown | undefined, out: ByteWriter): KeySpan {
+  const r = rowObject(shape, row, '');
+  const order = shape.bodyOrder;
+  const key: KeySpan = { start: 0, end: 0 };
+  out.u32(order.length);
+  for (let k = 0; k < order.length; k++) {
+    const fieldId = order[k] as string;
+    const where = plan.rootPaths[k] as string;
+    if (!Object.hasOwn(r, fieldId)) throw new CodecError('missing_field', where, `row lacks field ${fieldId}`);
+    out.bytes(plan.fieldNames[k] as Uint8Array);
+    if (k === plan.pkIndex) key.start = out.length;
+    writeWireValue(out, plan.specs[k] as ColumnSpec, r[fieldId], where, plan.specChecked[k] === true);
+    if (k === plan.pkIndex) key.end = out.length;
+  }
+  if (pkWire !== undefined) checkSeparateKey(shape, out.view(key.start, key.end), pkWire, '');
+  return key;
 }
 
 /** Parses a row from JSON text, reporting a member given twice as a duplicate field. */

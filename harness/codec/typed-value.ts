@@ -1,49 +1,169 @@
 /**
  * Canonical typed value octets: tag || presence || payload.
  */
-import { blob, i32be, i64be, text } from './bytes.ts';
+import { ByteWriter } from './byte-writer.ts';
+import { CodecError } from './errors.ts';
 import { TYPE_TAGS } from './portable-types.ts';
-import { type ColumnSpec, type PortableValue, readPortable } from './wire-values.ts';
+import { isWellFormedText } from './unicode.ts';
+import {
+  type ColumnSpec,
+  checkBytesText,
+  checkColumnSpec,
+  type PortableValue,
+  readBoolean,
+  readDate,
+  readDatetime,
+  readDecimal,
+  readFloat,
+  readInt,
+  readInt64,
+  readJson,
+  readPortable,
+  readString,
+  readTime,
+} from './wire-values.ts';
 
 export const PRESENCE_NULL = 0x00;
 export const PRESENCE_VALUE = 0x01;
 
-function floatBits(n: number): Uint8Array {
-  const b = Buffer.alloc(8);
-  // -0 and +0 are one value on the wire; only the +0 bit pattern is canonical.
-  b.writeDoubleBE(n === 0 ? 0 : n);
-  return b;
+/** UTF-8 text as a blob; a lone surrogate has no UTF-8 form and is refused, as bytes.ts `text` does. */
+function writeText(w: ByteWriter, s: string): void {
+  if (!isWellFormedText(s)) throw new CodecError('invalid_string', '', 'text contains a lone surrogate');
+  w.utf8Blob(s);
 }
 
-function payload(v: PortableValue): Uint8Array {
+function writePayload(w: ByteWriter, v: PortableValue): void {
   switch (v.type) {
     case 'string':
-      return text(v.value ?? '');
+      writeText(w, v.value ?? '');
+      return;
     case 'int':
-      return i32be(v.value ?? 0);
+      w.i32(v.value ?? 0);
+      return;
     case 'int64':
-      return i64be(v.value ?? 0n);
+      w.i64(v.value ?? 0n);
+      return;
     case 'float':
-      return floatBits(v.value ?? 0);
+      // -0 and +0 are one value on the wire; only the +0 bit pattern is canonical.
+      w.f64(v.value === 0 ? 0 : (v.value ?? 0));
+      return;
     case 'boolean':
-      return Uint8Array.of(v.value ? 1 : 0);
+      w.u8(v.value ? 1 : 0);
+      return;
     case 'decimal':
     case 'datetime':
     case 'date':
     case 'time':
-      return blob(Buffer.from(v.value ?? '', 'ascii'));
+      w.latin1Blob(v.value ?? '');
+      return;
     case 'json':
-      return text(v.value ?? '');
+      writeText(w, v.value ?? '');
+      return;
     case 'bytes':
-      return blob(v.value ?? new Uint8Array());
+      w.blob(v.value ?? new Uint8Array());
+      return;
   }
 }
 
+/** Appends an already validated value's octets to a writer. */
+export function writeTypedValue(w: ByteWriter, v: PortableValue): void {
+  w.u8(TYPE_TAGS[v.type]);
+  if (v.value === null) {
+    w.u8(PRESENCE_NULL);
+    return;
+  }
+  w.u8(PRESENCE_VALUE);
+  writePayload(w, v);
+}
+
+/**
+ * Validates one wire value of a column and appends its typed octets: the
+ * same octets and the same refusals as writeTypedValue(w, readPortable(spec,
+ * v, path)), without building the intermediate value. `specChecked` says the
+ * spec is known to pass checkColumnSpec (a table shape's specs are checked
+ * once).
+ */
+export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path: string, specChecked: boolean): void {
+  if (!specChecked) checkColumnSpec(spec, path);
+  const tag = TYPE_TAGS[spec.type];
+  if (v === null) {
+    if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
+    w.u8(tag);
+    w.u8(PRESENCE_NULL);
+    return;
+  }
+  switch (spec.type) {
+    case 'string': {
+      const s = readString(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      // readString has refused lone surrogates, so the text has a UTF-8 form.
+      w.utf8Blob(s);
+      return;
+    }
+    case 'int': {
+      const n = readInt(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      w.i32(n);
+      return;
+    }
+    case 'int64': {
+      const n = readInt64(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      w.i64(n);
+      return;
+    }
+    case 'float': {
+      const n = readFloat(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      w.f64(n === 0 ? 0 : n);
+      return;
+    }
+    case 'boolean': {
+      const b = readBoolean(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      w.u8(b ? 1 : 0);
+      return;
+    }
+    case 'decimal':
+    case 'datetime':
+    case 'date':
+    case 'time': {
+      const t = spec.type === 'decimal' ? readDecimal(v, spec, path) : spec.type === 'datetime' ? readDatetime(v, path) : spec.type === 'date' ? readDate(v, path) : readTime(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      w.latin1Blob(t);
+      return;
+    }
+    case 'json': {
+      const t = readJson(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      // Accepted json text is I-JSON: its strings hold no lone surrogate, and outside strings it is ASCII.
+      w.utf8Blob(t);
+      return;
+    }
+    case 'bytes': {
+      const t = checkBytesText(v, path);
+      w.u8(tag);
+      w.u8(PRESENCE_VALUE);
+      w.base64urlBlob(t);
+      return;
+    }
+  }
+}
+
+const scratch = new ByteWriter(256);
+
 /** Encodes an already validated value. */
 export function encodeTypedValue(v: PortableValue): Uint8Array {
-  const tag = TYPE_TAGS[v.type];
-  if (v.value === null) return Uint8Array.of(tag, PRESENCE_NULL);
-  return Buffer.concat([Uint8Array.of(tag, PRESENCE_VALUE), payload(v)]);
+  scratch.reset();
+  writeTypedValue(scratch, v);
+  return scratch.copy();
 }
 
 /** Validates a wire value against its column and returns its canonical typed octets. */

@@ -9,8 +9,12 @@
  */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/** String.prototype.isWellFormed (ES2024; Node 20+), declared here because the project's lib is es2023. */
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
 export function isWellFormedText(s: string): boolean {
-  return !LONE_SURROGATE.test(s);
+  // The native check answers the same question without running the regular expression over the string.
+  return nativeIsWellFormed === undefined ? !LONE_SURROGATE.test(s) : nativeIsWellFormed.call(s);
 }
 
 // fatal: ill-formed input is refused, never replaced by U+FFFD. ignoreBOM keeps

@@ -62,14 +62,24 @@ function wrongType(expected: string, v: unknown, path: string): never {
 }
 
 /** Proleptic Gregorian calendar check for a four-digit year (0000..9999). */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
 export function isCalendarDate(year: number, month: number, day: number): boolean {
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
   return day >= 1 && day <= days;
 }
 
-function dateParts(m: RegExpExecArray): [number, number, number] {
-  return [Number(m[1]), Number(m[2]), Number(m[3])];
+/** The digits at s[from, from + count) as a number; the caller has matched them with a pattern. */
+function digitsAt(s: string, from: number, count: number): number {
+  let n = 0;
+  for (let k = from; k < from + count; k++) n = n * 10 + (s.charCodeAt(k) - 0x30);
+  return n;
+}
+
+/** Year, month and day of text that starts with a YYYY-MM-DD matched by a pattern. */
+function isCalendarDateText(s: string): boolean {
+  return isCalendarDate(digitsAt(s, 0, 4), digitsAt(s, 5, 2), digitsAt(s, 8, 2));
 }
 
 export function readString(v: unknown, path = ''): string {
@@ -83,9 +93,10 @@ export function readInt(v: unknown, path = ''): number {
     if (!INTEGER_TEXT.test(v.raw)) {
       throw new CodecError('invalid_int', path, `int must be written as a plain integer, got ${v.raw}`);
     }
-    const n = BigInt(v.raw);
-    if (n < BigInt(INT_MIN) || n > BigInt(INT_MAX)) throw new CodecError('int_out_of_range', path, `${v.raw} is outside int32`);
-    return Number(n);
+    // Plain integer text converts exactly up to 2^53, and anything longer is far outside int32 either way.
+    const n = Number(v.raw);
+    if (n < INT_MIN || n > INT_MAX) throw new CodecError('int_out_of_range', path, `${v.raw} is outside int32`);
+    return n;
   }
   if (typeof v !== 'number') wrongType('a JSON number', v, path);
   if (!Number.isInteger(v) || Object.is(v, -0)) throw new CodecError('invalid_int', path, `int must be an integer other than -0, got ${v}`);
@@ -106,11 +117,14 @@ export function readDecimal(v: unknown, spec: { precision?: number; scale?: numb
   if (!DECIMAL_TEXT.test(v)) throw new CodecError('invalid_decimal', path, `${JSON.stringify(v)} is not a canonical decimal`);
   const { precision, scale } = spec;
   if (precision !== undefined && scale !== undefined) {
-    const unsigned = v.startsWith('-') ? v.slice(1) : v;
-    const [whole = '', fraction = ''] = unsigned.split('.');
-    const integerDigits = whole === '0' ? 0 : whole.length;
-    if (fraction.length > scale) {
-      throw new CodecError('decimal_scale', path, `${v} has ${fraction.length} fraction digits, scale allows ${scale}`);
+    // Counted in place (the pattern above fixed the shape): digits before the point, a lone 0 counting none, and after it.
+    const first = v.charCodeAt(0) === 0x2d ? 1 : 0;
+    const point = v.indexOf('.');
+    const wholeEnd = point === -1 ? v.length : point;
+    const fractionDigits = point === -1 ? 0 : v.length - point - 1;
+    const integerDigits = wholeEnd - first === 1 && v.charCodeAt(first) === 0x30 ? 0 : wholeEnd - first;
+    if (fractionDigits > scale) {
+      throw new CodecError('decimal_scale', path, `${v} has ${fractionDigits} fraction digits, scale allows ${scale}`);
     }
     if (integerDigits > precision - scale) {
       throw new CodecError('decimal_precision', path, `${v} has ${integerDigits} integer digits, precision ${precision} scale ${scale} allows ${precision - scale}`);
@@ -140,17 +154,15 @@ export function readBoolean(v: unknown, path = ''): boolean {
 
 export function readDatetime(v: unknown, path = ''): string {
   if (typeof v !== 'string') wrongType('a JSON string', v, path);
-  const m = DATETIME_TEXT.exec(v);
-  if (m === null) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not YYYY-MM-DDTHH:MM:SS.ffffffZ`);
-  if (!isCalendarDate(...dateParts(m))) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not a calendar date`);
+  if (!DATETIME_TEXT.test(v)) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not YYYY-MM-DDTHH:MM:SS.ffffffZ`);
+  if (!isCalendarDateText(v)) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not a calendar date`);
   return v;
 }
 
 export function readDate(v: unknown, path = ''): string {
   if (typeof v !== 'string') wrongType('a JSON string', v, path);
-  const m = DATE_TEXT.exec(v);
-  if (m === null) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not YYYY-MM-DD`);
-  if (!isCalendarDate(...dateParts(m))) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not a calendar date`);
+  if (!DATE_TEXT.test(v)) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not YYYY-MM-DD`);
+  if (!isCalendarDateText(v)) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not a calendar date`);
   return v;
 }
 
@@ -165,15 +177,31 @@ export function readJson(v: unknown, path = '', limits: Readonly<JsonLimits> = I
   return validateCanonicalJsonText(v, path, limits);
 }
 
+/** The 6-bit value of one base64url character (the caller has checked the alphabet). */
+function base64urlValue(c: number): number {
+  if (c >= 0x41 && c <= 0x5a) return c - 0x41;
+  if (c >= 0x61 && c <= 0x7a) return c - 0x61 + 26;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30 + 52;
+  return c === 0x2d ? 62 : 63;
+}
+
 export function readBytes(v: unknown, path = ''): Uint8Array {
+  return new Uint8Array(Buffer.from(checkBytesText(v, path), 'base64url'));
+}
+
+/** Checks that a wire value is canonical unpadded base64url and returns the text (readBytes without decoding it). */
+export function checkBytesText(v: unknown, path = ''): string {
   if (typeof v !== 'string') wrongType('a base64url JSON string', v, path);
   if (!BASE64URL_TEXT.test(v) || v.length % 4 === 1) {
     throw new CodecError('invalid_bytes', path, 'bytes must be unpadded base64url (A-Z a-z 0-9 - _)');
   }
-  const decoded = Buffer.from(v, 'base64url');
-  // Re-encoding catches nonzero unused trailing bits, which would give a second spelling of the same octets.
-  if (decoded.toString('base64url') !== v) throw new CodecError('invalid_bytes', path, 'base64url text has nonzero unused trailing bits');
-  return new Uint8Array(decoded);
+  // Nonzero unused bits in the last character would give a second spelling of the same octets:
+  // two characters left over carry 4 unused bits, three carry 2.
+  const unusedBits = v.length % 4 === 2 ? 0x0f : v.length % 4 === 3 ? 0x03 : 0;
+  if (unusedBits !== 0 && (base64urlValue(v.charCodeAt(v.length - 1)) & unusedBits) !== 0) {
+    throw new CodecError('invalid_bytes', path, 'base64url text has nonzero unused trailing bits');
+  }
+  return v;
 }
 
 /** Validates precision/scale of a column spec itself. */
@@ -200,6 +228,11 @@ export function checkColumnSpec(spec: ColumnSpec, path = ''): void {
  */
 export function readPortable(spec: ColumnSpec, v: unknown, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): PortableValue {
   checkColumnSpec(spec, path);
+  return readPortableOfCheckedSpec(spec, v, path, limits);
+}
+
+/** readPortable for a column spec already known to pass checkColumnSpec (e.g. one of a TableShape read once). */
+export function readPortableOfCheckedSpec(spec: ColumnSpec, v: unknown, path = '', limits: Readonly<JsonLimits> = IMPL_JSON_LIMITS): PortableValue {
   if (v === null) {
     if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
     return { type: spec.type, value: null } as PortableValue;

@@ -9,6 +9,7 @@ import type { Ctx } from '../context.ts';
 import { ClientError, type Operation } from '../errors.ts';
 import { fault } from '../faults.ts';
 import { type LocalTable, quoteIdent as q } from '../local/manifest.ts';
+import { prepared } from '../local/statements.ts';
 import { toSql, toWire, type WireValue } from '../local/values.ts';
 
 export type WireRow = Record<string, WireValue | undefined>;
@@ -66,13 +67,25 @@ export function protectedRows(ctx: Ctx): Set<string> {
   return out;
 }
 
+/** The upsert of a server row into its application table, built once per table. */
+const upsertSql = new WeakMap<LocalTable, string>();
+
+function upsertFor(table: LocalTable): string {
+  let sql = upsertSql.get(table);
+  if (sql === undefined) {
+    const cols = table.columns.map((c) => q(c.name));
+    const updates = table.columns.filter((c) => c !== table.pk).map((c) => `${q(c.name)} = excluded.${q(c.name)}`);
+    const conflict = updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`;
+    sql = `INSERT INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(${q(table.pk.name)}) ${conflict}`;
+    upsertSql.set(table, sql);
+  }
+  return sql;
+}
+
 export function writeRow(ctx: Ctx, table: LocalTable, row: WireRow): void {
-  const cols = table.columns.map((c) => q(c.name));
   const values = table.columns.map((c) => toSql(c.type, row[c.fieldId]));
-  const updates = table.columns.filter((c) => c !== table.pk).map((c) => `${q(c.name)} = excluded.${q(c.name)}`);
-  const conflict = updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`;
-  if (fault('replace-server-rows-captured')) { ctx.db.exec(`UPDATE _synchro_meta SET value = '0' WHERE key = 'sync_lock'`); ctx.db.prepare(`INSERT OR REPLACE INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values); return; } // fault: client:replace-server-rows-captured
-  ctx.db.prepare(`INSERT INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(${q(table.pk.name)}) ${conflict}`).run(...values);
+  if (fault('replace-server-rows-captured')) { const cols = table.columns.map((c) => q(c.name)); ctx.db.exec(`UPDATE _synchro_meta SET value = '0' WHERE key = 'sync_lock'`); ctx.db.prepare(`INSERT OR REPLACE INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values); return; } // fault: client:replace-server-rows-captured
+  prepared(ctx.db, upsertFor(table)).run(...values);
 }
 
 export function deleteRow(ctx: Ctx, table: LocalTable, recordId: string): void {
@@ -102,12 +115,11 @@ function greatestSeen(key: string, version: string): string {
 
 export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): void {
   if (fault('keep-greater-server-version')) version = greatestSeen(`${table.tableId}\u0000${recordId}`, version); // fault: client:keep-greater-server-version
-  ctx.db
-    .prepare(
-      `INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json) VALUES (?, ?, ?, ?, ?, ?)
+  prepared(
+    ctx.db,
+    `INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT(table_id, record_id) DO UPDATE SET server_version = excluded.server_version, row_identity = excluded.row_identity, row_digest = excluded.row_digest, server_row_json = excluded.server_row_json`,
-    )
-    .run(table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null, row === undefined ? null : JSON.stringify(row));
+  ).run(table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null, row === undefined ? null : JSON.stringify(row));
 }
 
 export function forgetVersion(ctx: Ctx, table: LocalTable, recordId: string): void {

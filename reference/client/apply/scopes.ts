@@ -10,6 +10,7 @@ import { ClientError } from '../errors.ts';
 import { emit } from '../events.ts';
 import { fault } from '../faults.ts';
 import { setMeta } from '../local/metadata.ts';
+import { prepared } from '../local/statements.ts';
 import { deleteRow, forgetVersion, isProtected } from './rows.ts';
 
 export interface ScopeRow {
@@ -27,7 +28,7 @@ export function scopes(ctx: Ctx): ScopeRow[] {
 
 export function addProvenance(ctx: Ctx, scopeId: string, tableId: string, recordId: string, generation?: number): void {
   const gen = generation ?? (ctx.db.prepare('SELECT generation FROM _synchro_scopes WHERE scope_id = ?').get(scopeId) as { generation: number } | undefined)?.generation ?? 0;
-  ctx.db.prepare('INSERT OR REPLACE INTO _synchro_scope_rows(scope_id, table_id, record_id, generation) VALUES (?, ?, ?, ?)').run(scopeId, tableId, recordId, gen);
+  prepared(ctx.db, 'INSERT OR REPLACE INTO _synchro_scope_rows(scope_id, table_id, record_id, generation) VALUES (?, ?, ?, ?)').run(scopeId, tableId, recordId, gen);
 }
 
 /** Drops one scope's claim on a row, and the row itself when nothing else justifies it. */

@@ -20,10 +20,30 @@ const FORMS: Record<TokenPurpose, { prefix: string; domain: string }> = {
   rebuild_cursor: { prefix: 'rb1', domain: 'synchro-ref:v3:rebuild-cursor:v1' },
 };
 
+interface UsableKey {
+  key_id: string;
+  secret: Buffer;
+  state: 'active' | 'verify_only';
+}
+
+/**
+ * Every key of a purpose that signs or verifies, read once per snapshot: a
+ * pull verifies the cursors it is given and signs the ones it issues, and
+ * one read serves both. A set without an active key is not remembered, since
+ * signing then creates one.
+ */
+async function usableKeys(db: ClientBase, purpose: TokenPurpose): Promise<UsableKey[]> {
+  let fresh: UsableKey[] | undefined;
+  const remembered = await snapshotRead(db, `usable-keys:${purpose}`, async () => {
+    fresh = (await db.query<UsableKey>("SELECT key_id, secret, state FROM synchro.token_keys WHERE purpose = $1 AND state IN ('active', 'verify_only')", [purpose])).rows;
+    return fresh.some((k) => k.state === 'active') ? fresh : undefined;
+  });
+  return remembered ?? fresh ?? [];
+}
+
 /** The active signing key of a purpose, created on first use. */
 async function signingKey(db: ClientBase, purpose: TokenPurpose): Promise<{ keyId: string; secret: Buffer }> {
-  const read = () =>
-    snapshotRead(db, `signing-key:${purpose}`, async () => (await db.query<{ key_id: string; secret: Buffer }>("SELECT key_id, secret FROM synchro.token_keys WHERE purpose = $1 AND state = 'active'", [purpose])).rows[0]);
+  const read = async () => (await usableKeys(db, purpose)).find((k) => k.state === 'active');
   let key = await read();
   if (key === undefined) {
     await db.query(
@@ -53,9 +73,7 @@ export async function verifyToken(db: ClientBase, purpose: TokenPurpose, token: 
   const value = opened.value;
   const keyId = (value as Record<string, unknown>).key_id;
   if (typeof keyId !== 'string') return undefined;
-  const secret = await snapshotRead(db, `verify-key:${purpose}:${keyId}`, async () =>
-    (await db.query<{ secret: Buffer }>("SELECT secret FROM synchro.token_keys WHERE key_id = $1 AND purpose = $2 AND state IN ('active', 'verify_only')", [keyId, purpose])).rows[0]?.secret,
-  );
+  const secret = (await usableKeys(db, purpose)).find((k) => k.key_id === keyId)?.secret;
   if (secret === undefined) return undefined;
   if (!macMatches(FORMS[purpose].domain, { secret }, opened) && !fault('skip-token-mac')) return undefined; // fault: server:skip-token-mac
   return value;

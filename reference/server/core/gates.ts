@@ -49,19 +49,12 @@ export async function gateClient(
  * materialized projection: its latest fence still names the client's
  * mutation and the projection does not hold that version.
  */
-async function capturePending(db: ClientBase, userId: string, clientId: string): Promise<boolean> {
-  if (fault('ignore-capture-pending')) return false; // fault: server:ignore-capture-pending
-  const { rows } = await db.query<{ pending: boolean }>(
-    `SELECT EXISTS (
+const CAPTURE_PENDING = `EXISTS (
        SELECT 1 FROM synchro.row_versions rv
          JOIN synchro.push_mutations pm ON pm.mutation_id = rv.mutation_id AND pm.user_id = $1 AND pm.client_id = $2
         WHERE rv.state <> 'reserved' AND NOT EXISTS (
           SELECT 1 FROM synchro.projections p WHERE p.table_id = rv.table_id AND p.pk_text = rv.pk_text AND p.server_version = rv.server_version)
-     ) AS pending`,
-    [userId, clientId],
-  );
-  return rows[0]?.pending === true;
-}
+     )`;
 
 /**
  * The capture gate of pull and rebuild: nothing is served while capture is
@@ -70,8 +63,13 @@ async function capturePending(db: ClientBase, userId: string, clientId: string):
  * client's own accepted writes is not materialized yet (503 capture_pending).
  */
 export async function gateCapture(db: ClientBase, userId: string, clientId: string): Promise<void> {
-  const blocked = await db.query("SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' LIMIT 1");
+  // Both facts in one round trip; they are judged in the gate's order below (blocked first), so the answer is the same.
+  const ignorePending = fault('ignore-capture-pending'); // fault: server:ignore-capture-pending
+  const { rows } = await db.query<{ blocked: boolean; pending: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS blocked, ${ignorePending ? 'false' : CAPTURE_PENDING} AS pending`,
+    ignorePending ? [] : [userId, clientId],
+  );
   // A quarantined transaction or a drifted registered relation: capture reads nothing more until an operator acts.
-  if (blocked.rowCount !== 0 || (await relationDrifted(db))) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
-  if (await capturePending(db, userId, clientId)) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
+  if (rows[0]?.blocked === true || (await relationDrifted(db))) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
+  if (rows[0]?.pending === true) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
 }

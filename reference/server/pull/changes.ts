@@ -40,6 +40,39 @@ async function latestPerKey(db: ClientBase, params: unknown[]): Promise<EffectRo
 }
 
 /**
+ * The first chunk of several scopes' latest-per-key streams in one query:
+ * the same rows as latestPerKey run once per scope, grouped by scope. A pull
+ * with several scopes and nothing new then costs one round trip, not one
+ * per scope.
+ */
+async function latestPerKeyOfScopes(db: ClientBase, scopes: Array<{ scope: string; after: Position }>, generation: string, boundary: Position, take: number): Promise<Candidate[][]> {
+  const afters = scopes.map((s) => triple(s.after));
+  const [bl, be, bf] = triple(boundary);
+  const { rows } = await db.query<EffectRow & { stream: string }>(
+    `SELECT s.stream::text AS stream, e.*
+       FROM unnest($1::text[], $2::pg_lsn[], $3::int8[], $4::int4[]) WITH ORDINALITY AS s(scope_id, al, ae, af, stream)
+      CROSS JOIN LATERAL (
+        SELECT e.commit_lsn::text AS lsn, e.event_ordinal, e.effect_ordinal, e.table_id, e.pk_text, e.pk_bytes, e.op_rank, e.op, e.server_version, e.row_wire,
+               e.row_digest, e.digest_tag
+          FROM synchro.scope_effects e
+         WHERE e.scope_id = s.scope_id AND e.stream_generation = $5
+           AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) > (s.al, s.ae, s.af)
+           AND (e.commit_lsn, e.event_ordinal, e.effect_ordinal) <= ($6::pg_lsn, $7::int8, $8::int4)
+           AND NOT e.superseded
+         ORDER BY e.commit_lsn, e.event_ordinal, e.effect_ordinal
+         LIMIT $9) e
+      ORDER BY s.stream, e.lsn::pg_lsn, e.event_ordinal, e.effect_ordinal`,
+    [scopes.map((s) => s.scope), afters.map((a) => a[0]), afters.map((a) => a[1]), afters.map((a) => a[2]), generation, bl, be, bf, take],
+  );
+  const out: Candidate[][] = scopes.map(() => []);
+  for (const r of rows) {
+    const k = Number(r.stream) - 1;
+    (out[k] as Candidate[]).push(candidateOf((scopes[k] as { scope: string }).scope, r));
+  }
+  return out;
+}
+
+/**
  * The same window deduplicated as a whole set first. It reads the whole
  * window on every page; it stays as the path of the fault switch that keeps
  * the oldest effect instead of the latest.
@@ -124,6 +157,17 @@ export async function mergeStreams(
     const last = rows[rows.length - 1];
     if (last !== undefined) s.after = positionOf(last);
   };
+  if (!whole && streams.length > 1) {
+    // Every stream's first chunk in one query; later chunks are read per stream as the merge reaches them.
+    const first = await latestPerKeyOfScopes(db, scopes, generation, boundary, chunk);
+    streams.forEach((s, k) => {
+      const rows = first[k] as Candidate[];
+      s.rows.push(...rows);
+      s.done = rows.length < chunk;
+      const last = rows[rows.length - 1];
+      if (last !== undefined) s.after = positionOf(last);
+    });
+  }
   const picked: Candidate[] = [];
   while (picked.length <= limit) {
     let best: (typeof streams)[number] | undefined;

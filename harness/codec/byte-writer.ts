@@ -1,0 +1,142 @@
+/**
+ * A growable octet buffer for the canonical grammar, so that a row's identity,
+ * body and digest preimage are written in place instead of being assembled
+ * from many small buffers. It writes the same octets as the primitives in
+ * bytes.ts (big-endian numbers, u64be lengths before blobs); callers validate
+ * values first, this class only lays them out.
+ */
+/** Strings up to this many UTF-16 units are tried as ASCII first. */
+const SHORT_TEXT = 64;
+
+export class ByteWriter {
+  #buf: Buffer;
+  /** The same octets as #buf, for number writes without Buffer's argument checks. */
+  #data: DataView;
+  /** Octets written so far. */
+  length = 0;
+
+  constructor(initialCapacity = 1024) {
+    // Its own memory (never a slice of Buffer's shared pool), so the view below covers exactly this buffer.
+    this.#buf = Buffer.allocUnsafeSlow(initialCapacity);
+    this.#data = new DataView(this.#buf.buffer, this.#buf.byteOffset, this.#buf.byteLength);
+  }
+
+  reset(): void {
+    this.length = 0;
+  }
+
+  #room(n: number): void {
+    const need = this.length + n;
+    if (need <= this.#buf.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(need, this.#buf.length * 2));
+    this.#buf.copy(grown, 0, 0, this.length);
+    this.#buf = grown;
+    this.#data = new DataView(grown.buffer, grown.byteOffset, grown.byteLength);
+  }
+
+  u8(x: number): void {
+    this.#room(1);
+    this.#buf[this.length++] = x & 0xff;
+  }
+
+  u32(x: number): void {
+    this.#room(4);
+    this.#data.setUint32(this.length, x);
+    this.length += 4;
+  }
+
+  /** A u64be count; counts here are buffer lengths, so always safe integers. */
+  u64(n: number): void {
+    this.#room(8);
+    this.#putU64(this.length, n);
+    this.length += 8;
+  }
+
+  #putU64(at: number, n: number): void {
+    this.#data.setUint32(at, Math.floor(n / 0x100000000));
+    this.#data.setUint32(at + 4, n >>> 0);
+  }
+
+  i32(x: number): void {
+    this.#room(4);
+    this.#data.setInt32(this.length, x);
+    this.length += 4;
+  }
+
+  i64(x: bigint): void {
+    this.#room(8);
+    this.#data.setBigInt64(this.length, x);
+    this.length += 8;
+  }
+
+  f64(x: number): void {
+    this.#room(8);
+    this.#data.setFloat64(this.length, x);
+    this.length += 8;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.#room(b.length);
+    this.#buf.set(b, this.length);
+    this.length += b.length;
+  }
+
+  /** u64be(length) || octets. */
+  blob(b: Uint8Array): void {
+    this.u64(b.length);
+    this.bytes(b);
+  }
+
+  /** A blob of the string's UTF-8 (the caller has refused lone surrogates). */
+  utf8Blob(s: string): void {
+    this.#room(8 + s.length * 3);
+    const start = this.length + 8;
+    // Short ASCII text is copied in a loop: cheaper than a call into the encoder. Anything else goes to the encoder.
+    const n = s.length <= SHORT_TEXT && this.#putAscii(s, start) ? s.length : this.#buf.write(s, start, 'utf8');
+    this.#putU64(this.length, n);
+    this.length += 8 + n;
+  }
+
+  /** A blob of one octet per UTF-16 unit, as Buffer.from(s, 'ascii') encodes it. */
+  latin1Blob(s: string): void {
+    this.#room(8 + s.length);
+    const start = this.length + 8;
+    const n = s.length <= SHORT_TEXT && this.#putAscii(s, start) ? s.length : this.#buf.write(s, start, 'latin1');
+    this.#putU64(this.length, n);
+    this.length += 8 + n;
+  }
+
+  /** Writes s at `at` when every unit is ASCII (where UTF-8 and Latin-1 agree); false (with garbage written) otherwise. */
+  #putAscii(s: string, at: number): boolean {
+    const buf = this.#buf;
+    for (let k = 0; k < s.length; k++) {
+      const c = s.charCodeAt(k);
+      if (c >= 0x80) return false;
+      buf[at + k] = c;
+    }
+    return true;
+  }
+
+  /** A blob of the octets that base64url text spells (the caller has checked it is canonical unpadded base64url). */
+  base64urlBlob(v: string): void {
+    this.#room(8 + Math.ceil((v.length * 3) / 4));
+    const n = this.#buf.write(v, this.length + 8, 'base64url');
+    this.#putU64(this.length, n);
+    this.length += 8 + n;
+  }
+
+  /** Overwrites a u64be count written earlier at `at` (a placeholder reserved with u64(0)). */
+  patchU64(at: number, n: number): void {
+    this.#putU64(at, n);
+  }
+
+  /** A view of written octets; valid until the next write or reset. */
+  view(start = 0, end = this.length): Buffer {
+    return this.#buf.subarray(start, end);
+  }
+
+  /** A copy of written octets that the caller owns. */
+  copy(start = 0, end = this.length): Buffer {
+    return Buffer.copyBytesFrom(this.#buf, start, end - start);
+  }
+}
