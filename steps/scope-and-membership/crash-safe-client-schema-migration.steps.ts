@@ -11,6 +11,8 @@ import { canonicalJson, schemaManifestHashUnchecked } from '../../harness/codec/
 import { armCrashPoint } from '../support/client-lifecycle/crash-points.ts';
 import {
   type Journal,
+  optionalControl,
+  orUndetermined,
   keptNow,
   manifestColumns,
   migrationOf,
@@ -57,7 +59,7 @@ Given('the harness records the queued mutations and local-only rows client {stri
   state.kept.set(`${name}\u0000${label}`, await keptNow(this, name));
   // The manifest served now is the one the client holds: the source of the migration the next publication starts.
   const manifest = await currentManifest(this);
-  const { activeSchema } = await migrationOf((await this.process(name)).call);
+  const { schema: activeSchema } = await (await this.process(name)).call<{ schema: { version: number; hash: string } | null }>('inspectScopes');
   if (activeSchema?.hash !== manifest.schema_hash) throw new Error(`client "${name}" holds schema ${JSON.stringify(activeSchema)}, not the served manifest ${manifest.schema_version}/${manifest.schema_hash}`);
   state.source.set(name, manifest);
 });
@@ -89,7 +91,8 @@ When('client {string} is paused before recovery', async function (this: SyncWorl
 });
 
 When('client {string} recovers its migration', async function (this: SyncWorld, name: string) {
-  await (await this.process(name)).call('recover');
+  const client = await this.process(name);
+  return await orUndetermined(this, () => optionalControl(client.call, 'recover'));
 });
 
 async function journalOf(world: SyncWorld, name: string): Promise<Journal> {
@@ -106,53 +109,55 @@ function holdsSql(value: unknown): boolean {
 }
 
 Then('the migration journal client {string} inspects holds:', async function (this: SyncWorld, name: string, table: DataTable) {
-  const journal = await journalOf(this, name);
-  const source = sourceManifest(this, name);
-  const target = await currentManifest(this);
-  this.assert.notEqual(target.schema_hash, source.schema_hash, 'the server publishes a manifest other than the source');
-  for (const { member, value } of table.hashes() as { member: string; value: string }[]) {
-    const what = `the journal's ${member} on client "${name}"`;
-    switch (member) {
-      case 'source reference':
-        this.assert.equal(journal.sourceSchema, { version: source.schema_version, hash: source.schema_hash }, what);
-        break;
-      case 'target reference':
-        this.assert.equal(journal.targetSchema, { version: target.schema_version, hash: target.schema_hash }, what);
-        break;
-      case 'target manifest': {
-        const body = journal.targetManifest as { schema_hash?: unknown } | null;
-        this.assert.ok(body !== null && typeof body === 'object', `${what}: ${JSON.stringify(body)?.slice(0, 200)}`);
-        this.assert.equal(schemaManifestHashUnchecked(body).hash, target.schema_hash, `${what}: the schema_hash recomputed from the stored body`);
-        this.assert.equal(canonicalJson(body), canonicalJson(target), `${what} against the manifest the server published`);
-        break;
+  return await orUndetermined(this, async () => {
+    const journal = await journalOf(this, name);
+    const source = sourceManifest(this, name);
+    const target = await currentManifest(this);
+    this.assert.notEqual(target.schema_hash, source.schema_hash, 'the server publishes a manifest other than the source');
+    for (const { member, value } of table.hashes() as { member: string; value: string }[]) {
+      const what = `the journal's ${member} on client "${name}"`;
+      switch (member) {
+        case 'source reference':
+          this.assert.equal(journal.sourceSchema, { version: source.schema_version, hash: source.schema_hash }, what);
+          break;
+        case 'target reference':
+          this.assert.equal(journal.targetSchema, { version: target.schema_version, hash: target.schema_hash }, what);
+          break;
+        case 'target manifest': {
+          const body = journal.targetManifest as { schema_hash?: unknown } | null;
+          this.assert.ok(body !== null && typeof body === 'object', `${what}: ${JSON.stringify(body)?.slice(0, 200)}`);
+          this.assert.equal(schemaManifestHashUnchecked(body).hash, target.schema_hash, `${what}: the schema_hash recomputed from the stored body`);
+          this.assert.equal(canonicalJson(body), canonicalJson(target), `${what} against the manifest the server published`);
+          break;
+        }
+        case 'action':
+          this.assert.equal(journal.action, value, what);
+          break;
+        case 'affected scopes':
+          this.assert.equal(journal.affectedScopes, value.split(',').map((s) => s.trim()), what);
+          break;
+        case 'plan format':
+          this.assert.ok(typeof journal.planFormat === 'string' && /^[a-z][\w.-]*[/@-]v?\d+(?:\.\d+)*$/i.test(journal.planFormat), `${what} names a format and its version: ${JSON.stringify(journal.planFormat)}`);
+          break;
+        case 'plan': {
+          const plan = journal.plan as { steps?: unknown } | null;
+          const steps = plan?.steps;
+          this.assert.ok(Array.isArray(steps) && steps.length > 0, `${what} has a step list: ${JSON.stringify(plan)?.slice(0, 300)}`);
+          const untyped = (steps as unknown[]).filter((s) => typeof (s as { kind?: unknown })?.kind !== 'string' || holdsSql(s));
+          this.assert.equal(untyped, [], `${what}: steps without a kind or holding SQL text`);
+          const text = JSON.stringify(plan);
+          this.assert.ok(text.includes(source.schema_hash) && text.includes(target.schema_hash), `${what} names both manifest hashes`);
+          this.assert.ok(typeof journal.planHash === 'string' && journal.planHash.length > 0, `${what} is stored with its hash: ${JSON.stringify(journal.planHash)}`);
+          break;
+        }
+        case 'phase':
+          this.assert.equal(journal.phase, 'prepared', what);
+          break;
+        default:
+          throw new Error(`no check is written for journal member "${member}"`);
       }
-      case 'action':
-        this.assert.equal(journal.action, value, what);
-        break;
-      case 'affected scopes':
-        this.assert.equal(journal.affectedScopes, value.split(',').map((s) => s.trim()), what);
-        break;
-      case 'plan format':
-        this.assert.ok(typeof journal.planFormat === 'string' && /^[a-z][\w.-]*[/@-]v?\d+(?:\.\d+)*$/i.test(journal.planFormat), `${what} names a format and its version: ${JSON.stringify(journal.planFormat)}`);
-        break;
-      case 'plan': {
-        const plan = journal.plan as { steps?: unknown } | null;
-        const steps = plan?.steps;
-        this.assert.ok(Array.isArray(steps) && steps.length > 0, `${what} has a step list: ${JSON.stringify(plan)?.slice(0, 300)}`);
-        const untyped = (steps as unknown[]).filter((s) => typeof (s as { kind?: unknown })?.kind !== 'string' || holdsSql(s));
-        this.assert.equal(untyped, [], `${what}: steps without a kind or holding SQL text`);
-        const text = JSON.stringify(plan);
-        this.assert.ok(text.includes(source.schema_hash) && text.includes(target.schema_hash), `${what} names both manifest hashes`);
-        this.assert.ok(typeof journal.planHash === 'string' && journal.planHash.length > 0, `${what} is stored with its hash: ${JSON.stringify(journal.planHash)}`);
-        break;
-      }
-      case 'phase':
-        this.assert.equal(journal.phase, 'prepared', what);
-        break;
-      default:
-        throw new Error(`no check is written for journal member "${member}"`);
     }
-  }
+  });
 });
 
 Then(/^the physical columns of synced table "([^"]+)" on client "([^"]+)" match the (source|target) manifest$/, async function (this: SyncWorld, table: string, name: string, which: string) {
@@ -178,26 +183,28 @@ Given('a second client {string} of user {string} in the same source state as cli
 When(
   'client {string} and client {string} each prepare the migration to the new manifest and stop at crash point {string}',
   async function (this: SyncWorld, first: string, second: string, point: string) {
-    const original = await this.process(first);
-    const copy = migrationState(this).copies.get(second);
-    if (copy === undefined) throw new Error(`client "${second}" was not opened as a copy of another client`);
-    for (const client of [original, copy]) {
-      const { points } = await client.process.call<{ points: string[] }>('crashPoints');
-      if (!points.includes(point)) return undeterminedWithout(this, `client "${client.name}" offers no crash point "${point}"`);
-      await client.process.call('armCrash', { point });
-      await client.process.call('syncNow').then(
-        (result) => {
-          throw new Error(`client "${client.name}" finished its sync (${JSON.stringify(result)}) instead of stopping at "${point}"`);
-        },
-        () => undefined,
-      );
-      await client.process.awaitExit();
-      await restartDeferred(this, client, original.userId, { clientId: original.clientId });
-      const { journal } = await migrationOf((method, params) => client.process.call(method, params));
-      migrationState(this).plans.set(client.name, { plan: journal?.plan ?? null, planHash: journal?.planHash ?? null });
-    }
-    queueState(this).crashArmed.delete(first);
-    return undefined;
+  return await orUndetermined(this, async () => {
+      const original = await this.process(first);
+      const copy = migrationState(this).copies.get(second);
+      if (copy === undefined) throw new Error(`client "${second}" was not opened as a copy of another client`);
+      for (const client of [original, copy]) {
+        const { points } = await client.process.call<{ points: string[] }>('crashPoints');
+        if (!points.includes(point)) return undeterminedWithout(this, `client "${client.name}" offers no crash point "${point}"`);
+        await client.process.call('armCrash', { point });
+        await client.process.call('syncNow').then(
+          (result) => {
+            throw new Error(`client "${client.name}" finished its sync (${JSON.stringify(result)}) instead of stopping at "${point}"`);
+          },
+          () => undefined,
+        );
+        await client.process.awaitExit();
+        await restartDeferred(this, client, original.userId, { clientId: original.clientId });
+        const { journal } = await migrationOf((method, params) => client.process.call(method, params));
+        migrationState(this).plans.set(client.name, { plan: journal?.plan ?? null, planHash: journal?.planHash ?? null });
+      }
+      queueState(this).crashArmed.delete(first);
+      return undefined;
+  });
   },
 );
 
@@ -211,18 +218,22 @@ Then('the plans in the two journals are byte-identical', function (this: SyncWor
 });
 
 Then('the proxy recorded {int} requests from client {string} before the journal reached the applied phase', async function (this: SyncWorld, count: number, name: string) {
-  const journal = await journalOf(this, name);
-  const applied = journal.phaseHistory.find((entry) => entry.phase === 'applied');
-  this.assert.ok(applied !== undefined, `the journal of client "${name}" never reached the applied phase: ${JSON.stringify(journal.phaseHistory)}`);
-  const from = migrationState(this).restartMark.get(name);
-  const before = (await exchangesOf(this, name, { from, unfinished: true })).filter((e) => (e.receivedAt ?? 0) <= (applied?.atMs ?? 0));
-  this.assert.equal(before.length, count, `requests of client "${name}" since the restart, before ${applied?.atMs}: ${before.map((e) => e.endpoint).join(', ')}`);
+  return await orUndetermined(this, async () => {
+    const journal = await journalOf(this, name);
+    const applied = journal.phaseHistory.find((entry) => entry.phase === 'applied');
+    this.assert.ok(applied !== undefined, `the journal of client "${name}" never reached the applied phase: ${JSON.stringify(journal.phaseHistory)}`);
+    const from = migrationState(this).restartMark.get(name);
+    const before = (await exchangesOf(this, name, { from, unfinished: true })).filter((e) => (e.receivedAt ?? 0) <= (applied?.atMs ?? 0));
+    this.assert.equal(before.length, count, `requests of client "${name}" since the restart, before ${applied?.atMs}: ${before.map((e) => e.endpoint).join(', ')}`);
+  });
 });
 
 Then('the event log of client {string} shows the migration DDL committed exactly once', async function (this: SyncWorld, name: string) {
-  const journal = await journalOf(this, name);
-  const commits = journal.phaseHistory.filter((entry) => entry.phase === 'ddl_applied');
-  this.assert.equal(commits.length, 1, `DDL commits in the durable phase history of client "${name}": ${JSON.stringify(journal.phaseHistory)}`);
+  return await orUndetermined(this, async () => {
+    const journal = await journalOf(this, name);
+    const commits = journal.phaseHistory.filter((entry) => entry.phase === 'ddl_applied');
+    this.assert.equal(commits.length, 1, `DDL commits in the durable phase history of client "${name}": ${JSON.stringify(journal.phaseHistory)}`);
+  });
 });
 
 Then('client {string} reports no error', async function (this: SyncWorld, name: string) {
@@ -252,8 +263,10 @@ Then('client {string} pushes its queued mutations before it rebuilds scope {stri
 });
 
 Then('the migration journal client {string} inspects reaches the completed phase', async function (this: SyncWorld, name: string) {
-  const journal = await journalOf(this, name);
-  this.assert.equal(journal.phase, 'completed', `the journal phase of client "${name}" (history ${JSON.stringify(journal.phaseHistory)})`);
+  return await orUndetermined(this, async () => {
+    const journal = await journalOf(this, name);
+    this.assert.equal(journal.phase, 'completed', `the journal phase of client "${name}" (history ${JSON.stringify(journal.phaseHistory)})`);
+  });
 });
 
 const TAMPERS: [RegExp, (m: RegExpExecArray) => Record<string, unknown>][] = [
@@ -277,9 +290,11 @@ When(/^the harness (.+) while client "([^"]+)" is down$/, async function (this: 
   queueState(this).crashArmed.delete(name);
   // The adapter process runs without an open client to change the stored state, then opens it (recovery deferred) to read the columns left.
   client.process.start();
-  await client.process.call('tamperMigration', { dataDir: client.dataDir, ...found });
+  const tampered = await orUndetermined(this, () => optionalControl((method, params) => client.process.call(method, params), 'tamperMigration', { dataDir: client.dataDir, ...found }));
+  if (tampered === 'skipped') return tampered;
   await client.process.call('open', { ...(await this.openParams(client, client.userId)), deferRecovery: true });
   migrationState(this).columnsBeforeRestart.set(name, await physicalColumns(client.call, 'tasks'));
+  return undefined;
 });
 
 Then('the physical columns of synced table {string} on client {string} are those found before the restart', async function (this: SyncWorld, table: string, name: string) {
@@ -297,15 +312,19 @@ Then('the queued mutations and local-only rows client {string} inspects equal {s
 });
 
 Then('the migration journal client {string} inspects does not claim the completed phase', async function (this: SyncWorld, name: string) {
-  const journal = await journalOf(this, name);
-  this.assert.notEqual(journal.phase, 'completed', `the journal phase of client "${name}" (history ${JSON.stringify(journal.phaseHistory)})`);
+  return await orUndetermined(this, async () => {
+    const journal = await journalOf(this, name);
+    this.assert.notEqual(journal.phase, 'completed', `the journal phase of client "${name}" (history ${JSON.stringify(journal.phaseHistory)})`);
+  });
 });
 
 Then('the active schema client {string} inspects is the {string} manifest reference', async function (this: SyncWorld, name: string, label: string) {
-  if (label !== 'before') throw new Error(`the harness records the source manifest as "before", not "${label}"`);
-  const source = sourceManifest(this, name);
-  const { activeSchema } = await migrationOf((await this.process(name)).call);
-  this.assert.equal(activeSchema, { version: source.schema_version, hash: source.schema_hash }, `the active schema client "${name}" reports`);
+  return await orUndetermined(this, async () => {
+    if (label !== 'before') throw new Error(`the harness records the source manifest as "before", not "${label}"`);
+    const source = sourceManifest(this, name);
+    const { activeSchema } = await migrationOf((await this.process(name)).call);
+    this.assert.equal(activeSchema, { version: source.schema_version, hash: source.schema_hash }, `the active schema client "${name}" reports`);
+  });
 });
 
 Then('scope {string} on client {string} is marked rebuild-required with a null cursor', async function (this: SyncWorld, scope: string, name: string) {

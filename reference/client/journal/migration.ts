@@ -97,7 +97,8 @@ export function migrate(ctx: Ctx, manifest: SchemaManifest, request: MigrationRe
   })();
   emit(ctx, { kind: 'schema_applying', version: manifest.schema_version, hash: manifest.schema_hash, resumed: false });
   ctx.crash('migration_prepared');
-  resumeMigration(ctx, true);
+  // This process still holds the verified inputs it journalled; only a restart has to read them back and check them.
+  runMigration(ctx, { phase: 'prepared', manifest, plan, cursorUpdates: request.cursorUpdates }, true);
 }
 
 interface CheckedJournal {
@@ -165,14 +166,18 @@ function checkJournal(ctx: Ctx, row: JournalRow): CheckedJournal {
 }
 
 /**
- * Finishes a journalled migration, if one is pending. Returns whether one was.
- * `announced` says the caller already raised `schema_applying` for it; a
- * journal found on opening is announced here, as resumed.
+ * Finishes a journalled migration found on opening, if one is pending, after
+ * checking it; it is announced as resumed. Returns whether one was pending.
  */
-export function resumeMigration(ctx: Ctx, announced = false): boolean {
+export function resumeMigration(ctx: Ctx): boolean {
   const row = readJournalRow(ctx);
   if (row === undefined || row.phase === 'applied' || row.phase === 'completed') return false;
-  const journal = checkJournal(ctx, row);
+  runMigration(ctx, checkJournal(ctx, row), false);
+  return true;
+}
+
+/** Carries a checked journal from its phase to `applied` (or `completed`): the DDL unit, then the switch unit. */
+function runMigration(ctx: Ctx, journal: CheckedJournal, announced: boolean): void {
   const { manifest, plan } = journal;
   const source = archivedSchema(ctx, plan.source);
   const target = localSchema(manifest);
@@ -203,7 +208,6 @@ export function resumeMigration(ctx: Ctx, announced = false): boolean {
     })();
     ctx.schema = target;
   });
-  return true;
 }
 
 /**

@@ -5,8 +5,10 @@
  * that leave recovery to an explicit call, and the adapter's view of the
  * migration journal and of the physical columns of a synced table.
  */
+import { ClientRpcError } from '../../../harness/adapters/client-process.ts';
 import type { SchemaManifest } from '../../../harness/wire/generated.ts';
 import { queueState } from '../mutations/state.ts';
+import { undeterminedWithout } from '../optional-controls.ts';
 import type { ProcessClient, ScenarioClient, SyncWorld } from '../world.ts';
 
 export interface SchemaRef {
@@ -111,8 +113,32 @@ export async function physicalColumns(call: ProcessClient['call'], table: string
   return rows.map((r) => r.name.toLowerCase()).sort();
 }
 
+/** An optional adapter control (recover, inspectMigration, tamperMigration) the client adapter does not offer. */
+export class MissingControl extends Error {}
+
+/** Calls an optional control; an adapter answering "method not found" makes the scenario undetermined. */
+export async function optionalControl<T>(call: ProcessClient['call'], method: 'recover' | 'inspectMigration' | 'tamperMigration', params: Record<string, unknown> = {}): Promise<T> {
+  try {
+    return await call<T>(method, params);
+  } catch (error) {
+    if (error instanceof ClientRpcError && error.code === -32601) throw new MissingControl(`the client adapter offers no ${method} control`);
+    throw error;
+  }
+}
+
+/** Runs a step body; a missing optional control ends it undetermined, with the control named. */
+export async function orUndetermined(world: SyncWorld, body: () => Promise<unknown>): Promise<'skipped' | undefined> {
+  try {
+    const result = await body();
+    return result === 'skipped' ? 'skipped' : undefined;
+  } catch (error) {
+    if (error instanceof MissingControl) return undeterminedWithout(world, error.message);
+    throw error;
+  }
+}
+
 export async function migrationOf(call: ProcessClient['call']): Promise<Migration> {
-  return await call<Migration>('inspectMigration');
+  return await optionalControl<Migration>(call, 'inspectMigration');
 }
 
 /** Installs (once) the proxy rule that answers 503 to every request of the client while it is switched on, and switches it on. */
