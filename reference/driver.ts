@@ -13,6 +13,8 @@ import { createInterface } from 'node:readline';
 import { JSONRPCErrorException, JSONRPCServer } from 'json-rpc-2.0';
 import { SynchroClient } from './client/client.ts';
 import { AtomicGroupInvalid, ClientError, SqlRefused } from './client/errors.ts';
+import { inspectMigration } from './client/journal/inspect.ts';
+import { type Tamper, tamperMigration } from './client/journal/tamper.ts';
 import { httpTransport } from './client/sync/transport.ts';
 
 export const CRASH_POINTS = [
@@ -106,9 +108,19 @@ add('open', (p) => {
     pullLimit: p.pullLimit as number | undefined,
     rebuildLimit: p.rebuildLimit as number | undefined,
     pushBatchSize: p.pushBatchSize as number | undefined,
+    deferRecovery: p.deferRecovery === true,
     crash,
   });
   return {};
+});
+// Opening's recovery, when `open` was asked to defer it (a test control): migration journal, rebuild finality.
+add('recover', () => ({ status: need().recover().state }));
+add('inspectMigration', () => inspectMigration(need().ctx.db));
+// A test control for a client that is not open: the harness damages its stored migration state between two runs.
+add('tamperMigration', (p) => {
+  if (client !== undefined) throw new JSONRPCErrorException('tamperMigration needs a client that is not open', -32000, { type: 'client_open', retryable: false });
+  const { dataDir, ...tamper } = p;
+  return { changed: tamperMigration(join(String(dataDir), 'client.db'), tamper as unknown as Tamper) };
 });
 add('start', () => ({ status: need().start().state }));
 add('stop', async () => ({ status: (await need().stop()).state }));
@@ -239,7 +251,7 @@ add('validateTransition', (p) => {
  * while a sync is waiting on the network, so the harness can observe the
  * client in the middle of a request. Each reads in one SQLite transaction.
  */
-const READ_ONLY = new Set(['getStatus', 'snapshotDigest', 'inspectMutations', 'inspectRejections', 'inspectBatches', 'inspectScopes', 'inspectProvenance', 'inspectRebuilds', 'inspectRowVersions', 'inspectBackoff', 'inspectSeedReceipts', 'validateTransition', 'crashPoints']);
+const READ_ONLY = new Set(['getStatus', 'snapshotDigest', 'inspectMutations', 'inspectRejections', 'inspectBatches', 'inspectScopes', 'inspectProvenance', 'inspectRebuilds', 'inspectRowVersions', 'inspectBackoff', 'inspectSeedReceipts', 'inspectMigration', 'validateTransition', 'crashPoints']);
 
 function methodOf(line: string): unknown {
   try {

@@ -33,6 +33,9 @@ export const CLIENT_METHODS = [
   'inspectBackoff',
   'inspectSeedReceipts',
   'snapshotDigest',
+  'recover',
+  'inspectMigration',
+  'tamperMigration',
 ] as const;
 
 export type ClientMethod = (typeof CLIENT_METHODS)[number];

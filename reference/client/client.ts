@@ -47,6 +47,12 @@ export interface OpenOptions {
   crash?: (point: string) => void;
   /** Subscribed before opening recovers, so events raised while opening (a resumed migration, finished rebuild finality) reach it too. */
   onEvent?: EventListener;
+  /**
+   * Test control: open the database but leave recovery (an interrupted
+   * migration, rebuild finality) to an explicit `recover()`, so a harness can
+   * read the durable state a crash left before anything acts on it.
+   */
+  deferRecovery?: boolean;
 }
 
 export interface Status {
@@ -61,6 +67,14 @@ export type Params = unknown[] | Record<string, unknown>;
 export interface AppTransaction {
   execute(sql: string, params?: Params): { changes: number };
   query(sql: string, params?: Params): unknown[];
+}
+
+function installedSchemaOrNothing(ctx: Ctx) {
+  try {
+    return loadInstalledSchema(ctx);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -123,8 +137,17 @@ export class SynchroClient {
     setMeta(db, 'client_id', config.clientId);
     const life = new Lifecycle(ctx);
     const client = new SynchroClient(ctx, life);
-    client.#recover(options.bundledManifest);
+    client.#bundled = options.bundledManifest;
+    if (options.deferRecovery !== true) client.recover();
     return client;
+  }
+
+  #bundled: unknown;
+
+  /** Runs opening's recovery once; `open` calls it unless recovery was deferred. */
+  recover(): Status {
+    if (this.life.state === 'uninitialized') this.#recover(this.#bundled);
+    return this.status();
   }
 
   /** Opening validates metadata and finishes any interrupted migration or rebuild finality from durable records alone. */
@@ -143,6 +166,8 @@ export class SynchroClient {
       for (const f of finals) finishRebuild(ctx, f.scope_id);
     } catch (e) {
       const error = e instanceof ClientError ? e : new ClientError('opening', 'open_failed', (e as Error).message, false, 'none');
+      // A refused migration journal leaves the source schema in force: its tables, queue and local data stay readable.
+      if (ctx.schema === undefined && error.operation === 'schema') ctx.schema = installedSchemaOrNothing(ctx);
       life.go('error', error);
       return;
     }

@@ -67,7 +67,7 @@ function inspect(c: SynchroClient, e: ClientEvent, fail: (what: string) => void)
       break;
     case 'schema_applied': {
       const s = c.inspectScopes() as { schema: { hash: string } };
-      if (s.schema.hash !== e.hash || c.ctx.db.prepare('SELECT 1 FROM _synchro_migration_journal').get() !== undefined) fail('schema not installed or journal still present');
+      if (s.schema.hash !== e.hash || !['applied', 'completed'].includes((c.ctx.db.prepare('SELECT phase FROM _synchro_migration_journal').get() as { phase: string } | undefined)?.phase ?? '')) fail('schema not installed or journal not past its DDL');
       if (c.ctx.schema?.hash !== e.hash) fail('the client does not use the new schema yet');
       break;
     }

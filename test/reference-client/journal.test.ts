@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { SynchroClient } from '../../reference/client/client.ts';
+import { PLAN_FORMAT } from '../../reference/client/journal/plan.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest, openClient, tempDb } from './fixtures.ts';
 
@@ -14,9 +15,10 @@ test('the plan and target are journalled; a journal whose plan does not match it
   c.close();
   // Simulate a journal left behind with a tampered plan.
   const db = new Database(path);
-  db.prepare(`INSERT INTO _synchro_migration_journal(id, source_version, source_hash, target_manifest_json, plan_json, plan_hash, phase) VALUES (1, 1, '', ?, '{"steps":[],"cursorUpdates":{},"rebuildScopes":[]}', 'bad', 'prepared')`).run(
-    JSON.stringify(manifest(2, true)),
-  );
+  const v2 = manifest(2, true);
+  db.prepare(
+    `INSERT OR REPLACE INTO _synchro_migration_journal(id, source_version, source_hash, target_version, target_hash, target_manifest_json, action, affected_scopes_json, plan_format, plan_json, plan_hash, cursor_updates_json, phase, phase_history_json) VALUES (1, 1, ?, ?, ?, ?, 'replace', '[]', ?, '{"steps":[]}', 'bad', '{}', 'prepared', '[]')`,
+  ).run(manifest().schema_hash, v2.schema_version, v2.schema_hash, JSON.stringify(v2), PLAN_FORMAT);
   db.close();
   const again = SynchroClient.open({ path, clientId: 'journal-1', transport: offline });
   assert.equal(again.life.state, 'error');

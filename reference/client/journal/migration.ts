@@ -1,134 +1,226 @@
 /**
- * Schema installation through a durable journal. The target manifest and a
- * typed plan are committed before any DDL runs; the DDL and the phase change
- * commit together, so a restart never repeats DDL; the final step switches
- * schema metadata, cursors and rebuild markers at once. A restart finishes a
- * journalled migration from the database alone, without the network.
+ * Schema installation through a durable journal. Before any DDL the client
+ * commits the complete verified target manifest and a typed plan bound to the
+ * source and target references, the schema action, its affected scopes and a
+ * phase. The DDL and its phase change commit together, so a restart never
+ * repeats DDL; the next unit switches schema metadata, cursors and rebuild
+ * markers at once; the journal says `completed` only once every affected
+ * scope is rebuilt. A restart finishes a journalled migration from the
+ * database alone, without the network, after checking that the journal, the
+ * installed schema and the physical tables agree; anything else is an
+ * explicit, non-retryable schema error that changes nothing.
  */
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../../harness/codec/index.ts';
 import type { SchemaManifest } from '../../../harness/wire/generated.ts';
 import { markRebuild } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { durably, emit } from '../events.ts';
-import { type LocalSchema, localSchema, quoteIdent as q, sqliteType, verifyManifest } from '../local/manifest.ts';
+import { fault } from '../faults.ts';
+import { type LocalSchema, localSchema, verifyManifest } from '../local/manifest.ts';
 import { getMeta, setMeta } from '../local/metadata.ts';
-import { triggerDdl, triggerNames } from '../local/triggers.ts';
+import { buildPlan, checkStep, type MigrationPlan, PLAN_FORMAT, physicalShape, planHash, planTables, runStep } from './plan.ts';
 
-export interface PlanStep {
-  kind: 'create_table' | 'add_column' | 'drop_trigger' | 'create_trigger';
-  sql: string;
-}
+/** prepared: journal written, no DDL yet; ddl_applied: DDL committed; applied: schema active, affected scopes still rebuilding; completed. */
+export const PHASES = ['prepared', 'ddl_applied', 'applied', 'completed'] as const;
+export type Phase = (typeof PHASES)[number];
 
-export interface MigrationPlan {
-  steps: PlanStep[];
-  /** Scopes whose cursor is replaced (null = rebuild) when the migration completes. */
+export interface MigrationRequest {
+  /** The connect's schema action (`replace`, `rebuild_local`), or `replace` for a bundled manifest. */
+  action: string;
+  affectedScopes: readonly string[];
+  /** Scopes whose cursor is replaced (null = rebuild) when the schema switches. */
   cursorUpdates: Record<string, string | null>;
-  rebuildScopes: string[];
 }
 
-function tableExists(ctx: Ctx, name: string): boolean {
-  return ctx.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE`).get(name) !== undefined;
+export interface JournalRow {
+  source_version: number | null;
+  source_hash: string | null;
+  target_version: number | null;
+  target_hash: string | null;
+  target_manifest_json: string | null;
+  action: string | null;
+  affected_scopes_json: string | null;
+  plan_format: string | null;
+  plan_json: string | null;
+  plan_hash: string | null;
+  cursor_updates_json: string | null;
+  phase: string | null;
+  phase_history_json: string | null;
 }
 
-function columnsOf(ctx: Ctx, name: string): Set<string> {
-  const rows = ctx.db.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as { name: string }[];
-  return new Set(rows.map((r) => r.name.toLowerCase()));
+export function readJournalRow(ctx: Ctx): JournalRow | undefined {
+  return ctx.db.prepare('SELECT * FROM _synchro_migration_journal WHERE id = 1').get() as JournalRow | undefined;
 }
 
-/** The DDL that turns the current local tables into the target schema's tables. */
-export function planMigration(ctx: Ctx, target: LocalSchema, cursorUpdates: Record<string, string | null> = {}, rebuildScopes: string[] = []): MigrationPlan {
-  const steps: PlanStep[] = [];
-  for (const table of ctx.schema?.tables ?? []) {
-    for (const name of triggerNames(table)) steps.push({ kind: 'drop_trigger', sql: `DROP TRIGGER IF EXISTS ${q(name)}` });
-  }
-  for (const table of target.tables) {
-    if (!tableExists(ctx, table.name)) {
-      const cols = table.columns.map((c) => `${q(c.name)} ${sqliteType(c.type)}${c.fieldId === table.pk.fieldId ? ' PRIMARY KEY NOT NULL' : ''}`);
-      steps.push({ kind: 'create_table', sql: `CREATE TABLE ${q(table.name)} (${cols.join(', ')})` });
-    } else {
-      const have = columnsOf(ctx, table.name);
-      for (const c of table.columns) {
-        if (!have.has(c.name.toLowerCase())) steps.push({ kind: 'add_column', sql: `ALTER TABLE ${q(table.name)} ADD COLUMN ${q(c.name)} ${sqliteType(c.type)}` });
-      }
-    }
-    for (const name of triggerNames(table)) steps.push({ kind: 'drop_trigger', sql: `DROP TRIGGER IF EXISTS ${q(name)}` });
-    for (const sql of triggerDdl(table)) steps.push({ kind: 'create_trigger', sql });
-  }
-  return { steps, cursorUpdates, rebuildScopes };
+function inconsistent(message: string): ClientError {
+  return new ClientError('schema', 'migration_journal_inconsistent', message, false, 'schema_reset');
 }
 
-function planHash(plan: MigrationPlan): string {
-  return createHash('sha256').update(canonicalJson(plan)).digest('hex');
+function installedRef(ctx: Ctx): { version: number; hash: string } {
+  return { version: Number(getMeta(ctx.db, 'schema_version') ?? 0), hash: getMeta(ctx.db, 'schema_hash') ?? '' };
+}
+
+/** Moves the journal to `phase`, appending it to the durable phase history (inside the caller's transaction). */
+function enterPhase(ctx: Ctx, phase: Phase): void {
+  const row = readJournalRow(ctx);
+  const history = JSON.parse(row?.phase_history_json ?? '[]') as { phase: string; atMs: number }[];
+  history.push({ phase, atMs: ctx.clock.now() });
+  ctx.db.prepare('UPDATE _synchro_migration_journal SET phase = ?, phase_history_json = ? WHERE id = 1').run(phase, JSON.stringify(history));
 }
 
 /** Journals, runs and completes a migration to `manifest` (already verified). */
-export function migrate(ctx: Ctx, manifest: SchemaManifest, cursorUpdates: Record<string, string | null> = {}, rebuildScopes: string[] = []): void {
+export function migrate(ctx: Ctx, manifest: SchemaManifest, request: MigrationRequest = { action: 'replace', affectedScopes: [], cursorUpdates: {} }): void {
   const target = localSchema(manifest);
-  const plan = planMigration(ctx, target, cursorUpdates, rebuildScopes);
-  ctx.db
-    .prepare(
-      `INSERT INTO _synchro_migration_journal(id, source_version, source_hash, target_manifest_json, plan_json, plan_hash, phase) VALUES (1, ?, ?, ?, ?, ?, 'prepared')`,
-    )
-    .run(Number(getMeta(ctx.db, 'schema_version') ?? 0), getMeta(ctx.db, 'schema_hash') ?? '', JSON.stringify(manifest), JSON.stringify(plan), planHash(plan));
+  const source = ctx.schema;
+  const plan = buildPlan(source, target, request.action, request.affectedScopes, physicalShape(ctx, planTables(source, target)));
+  ctx.db.transaction(() => {
+    ctx.db
+      .prepare(
+        `INSERT OR REPLACE INTO _synchro_migration_journal(id, source_version, source_hash, target_version, target_hash, target_manifest_json, action, affected_scopes_json, plan_format, plan_json, plan_hash, cursor_updates_json, phase, phase_history_json)
+         VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'prepared', ?)`,
+      )
+      .run(
+        plan.source.version,
+        plan.source.hash,
+        plan.target.version,
+        plan.target.hash,
+        fault('scope007-journal-reference-only') ? null : JSON.stringify(manifest), // fault: client:scope007-journal-reference-only
+        plan.action,
+        JSON.stringify(plan.affectedScopes),
+        PLAN_FORMAT,
+        JSON.stringify(plan),
+        planHash(plan),
+        JSON.stringify(request.cursorUpdates),
+        JSON.stringify([{ phase: 'prepared', atMs: ctx.clock.now() }]),
+      );
+    if (fault('scope007-activate-before-ddl')) for (const [key, value] of [['schema_version', manifest.schema_version], ['schema_hash', manifest.schema_hash]] as const) setMeta(ctx.db, key, value); // fault: client:scope007-activate-before-ddl
+  })();
   emit(ctx, { kind: 'schema_applying', version: manifest.schema_version, hash: manifest.schema_hash, resumed: false });
   ctx.crash('migration_prepared');
-  resumeMigration(ctx, true);
+  // This process still holds the verified inputs it journalled; only a restart has to read them back and check them.
+  runMigration(ctx, { phase: 'prepared', manifest, plan, cursorUpdates: request.cursorUpdates }, true);
 }
 
-interface JournalRow {
-  target_manifest_json: string;
-  plan_json: string;
-  plan_hash: string;
-  phase: 'prepared' | 'ddl_applied';
+interface CheckedJournal {
+  phase: Phase;
+  manifest: SchemaManifest;
+  plan: MigrationPlan;
+  cursorUpdates: Record<string, string | null>;
+}
+
+function parsed<T>(text: string | null, what: string): T {
+  if (text === null) throw inconsistent(`the migration journal has no ${what}`);
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw inconsistent(`the journalled ${what} cannot be read: ${(e as Error).message}`);
+  }
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The installed (source) schema, from its archive; undefined for a client that has none yet. */
+function archivedSchema(ctx: Ctx, ref: { version: number; hash: string }): LocalSchema | undefined {
+  if (ref.version === 0) return undefined;
+  const row = ctx.db.prepare('SELECT manifest_json FROM _synchro_schema_archives WHERE schema_version = ? AND schema_hash = ?').get(ref.version, ref.hash) as { manifest_json: string } | undefined;
+  if (row === undefined) throw inconsistent(`the journal's source schema ${ref.version}/${ref.hash} is not installed`);
+  return localSchema(verifyManifest(JSON.parse(row.manifest_json)));
 }
 
 /**
- * Finishes a journalled migration, if one is pending. Returns whether one was.
- * `announced` says the caller already raised `schema_applying` for it; a
- * journal found on opening is announced here, as resumed.
+ * Every check a pending journal must pass before recovery touches anything:
+ * a known phase, the complete target body matching its recorded reference, a
+ * typed plan in the known format whose hash and members match the journal and
+ * which is exactly the plan the two manifests give, a source reference that
+ * is the installed schema, and physical tables in the shape the phase says.
  */
-export function resumeMigration(ctx: Ctx, announced = false): boolean {
-  const row = ctx.db.prepare('SELECT target_manifest_json, plan_json, plan_hash, phase FROM _synchro_migration_journal WHERE id = 1').get() as JournalRow | undefined;
-  if (row === undefined) return false;
+function checkJournal(ctx: Ctx, row: JournalRow): CheckedJournal {
+  const phase = row.phase as Phase;
+  if (!PHASES.includes(phase)) throw inconsistent(`the migration journal is in unknown phase ${JSON.stringify(row.phase)}`);
   let manifest: SchemaManifest;
-  let plan: MigrationPlan;
   try {
-    manifest = verifyManifest(JSON.parse(row.target_manifest_json));
-    plan = JSON.parse(row.plan_json) as MigrationPlan;
+    manifest = verifyManifest(parsed(row.target_manifest_json, 'target manifest'));
   } catch (e) {
-    throw new ClientError('schema', 'migration_journal_inconsistent', `the migration journal cannot be read: ${(e as Error).message}`, false, 'schema_reset');
+    throw e instanceof ClientError && e.code === 'migration_journal_inconsistent' ? e : inconsistent(`the journalled target manifest does not verify: ${(e as Error).message}`);
   }
-  if (planHash(plan) !== row.plan_hash) {
-    throw new ClientError('schema', 'migration_journal_inconsistent', 'the journalled plan does not match its hash', false, 'schema_reset');
-  }
+  if (manifest.schema_version !== row.target_version || manifest.schema_hash !== row.target_hash) throw inconsistent('the journalled target manifest is not the recorded target reference');
+  if (row.plan_format !== PLAN_FORMAT) throw inconsistent(`the journalled plan format ${JSON.stringify(row.plan_format)} is not ${PLAN_FORMAT}`);
+  const plan = parsed<MigrationPlan>(row.plan_json, 'plan');
+  const target = localSchema(manifest);
+  const source = { version: Number(row.source_version), hash: String(row.source_hash) };
+  const sourceSchema = archivedSchema(ctx, source);
+  const known = new Set(planTables(sourceSchema, target));
+  if (!Array.isArray(plan?.steps)) throw inconsistent('the journalled plan has no step list');
+  for (const [k, step] of plan.steps.entries()) checkStep(step, known, k);
+  if (planHash(plan) !== row.plan_hash) throw inconsistent('the journalled plan does not match its hash');
+  const bound = plan.format === PLAN_FORMAT && same(plan.source, source) && same(plan.target, { version: row.target_version, hash: row.target_hash }) && plan.action === row.action;
+  if (!bound || !same(plan.affectedScopes, parsed(row.affected_scopes_json, 'affected scopes'))) throw inconsistent('the journalled plan is bound to other references, action or scopes than the journal');
+  if (!same(plan, buildPlan(sourceSchema, target, plan.action, plan.affectedScopes, plan.physical?.before ?? {}))) throw inconsistent('the journalled plan is not the plan its two manifests give');
+  if (!same(installedRef(ctx), source)) throw inconsistent(`the journal starts from schema ${source.version}/${source.hash}, but ${installedRef(ctx).version}/${installedRef(ctx).hash} is installed`);
+  const expected = phase === 'prepared' ? plan.physical.before : plan.physical.after;
+  const found = physicalShape(ctx, Object.keys(expected));
+  if (!same(found, expected) && !fault('scope007-physical-state-unchecked')) throw new ClientError('schema', 'migration_physical_mismatch', `local tables ${JSON.stringify(found)} match neither the source nor the target schema of the journal (phase ${phase} expects ${JSON.stringify(expected)})`, false, 'schema_reset'); // fault: client:scope007-physical-state-unchecked
+  return { phase, manifest, plan, cursorUpdates: parsed(row.cursor_updates_json, 'cursor updates') };
+}
+
+/**
+ * Finishes a journalled migration found on opening, if one is pending, after
+ * checking it; it is announced as resumed. Returns whether one was pending.
+ */
+export function resumeMigration(ctx: Ctx): boolean {
+  const row = readJournalRow(ctx);
+  if (row === undefined || row.phase === 'applied' || row.phase === 'completed') return false;
+  runMigration(ctx, checkJournal(ctx, row), false);
+  return true;
+}
+
+/** Carries a checked journal from its phase to `applied` (or `completed`): the DDL unit, then the switch unit. */
+function runMigration(ctx: Ctx, journal: CheckedJournal, announced: boolean): void {
+  const { manifest, plan } = journal;
+  const source = archivedSchema(ctx, plan.source);
+  const target = localSchema(manifest);
   if (!announced) emit(ctx, { kind: 'schema_applying', version: manifest.schema_version, hash: manifest.schema_hash, resumed: true });
-  if (row.phase === 'prepared') {
+  if (journal.phase === 'prepared' || fault('scope007-resume-replays-ddl')) { // fault: client:scope007-resume-replays-ddl
     ctx.db.transaction(() => {
-      for (const step of plan.steps) ctx.db.exec(step.sql);
-      ctx.db.prepare(`UPDATE _synchro_migration_journal SET phase = 'ddl_applied' WHERE id = 1`).run();
+      for (const step of plan.steps) runStep(ctx, step, source, target);
+      enterPhase(ctx, 'ddl_applied');
     })();
     ctx.crash('migration_ddl_applied');
   }
+  if (fault('scope007-recovery-resets-queue') && !announced) ctx.db.exec('DELETE FROM _synchro_mutation_values; DELETE FROM _synchro_pending_changes'); // fault: client:scope007-recovery-resets-queue
   // The in-memory schema switches inside the unit, so listeners hear schema_applied only once it is in use.
   durably(ctx, () => {
     ctx.db.transaction(() => {
       ctx.db.prepare('INSERT OR IGNORE INTO _synchro_schema_archives(schema_version, schema_hash, manifest_json) VALUES (?, ?, ?)').run(manifest.schema_version, manifest.schema_hash, JSON.stringify(manifest));
       setMeta(ctx.db, 'schema_version', manifest.schema_version);
       setMeta(ctx.db, 'schema_hash', manifest.schema_hash);
-      for (const [scope, cursor] of Object.entries(plan.cursorUpdates)) {
+      for (const [scope, cursor] of Object.entries(journal.cursorUpdates)) {
         const before = ctx.db.prepare('SELECT rebuild_required FROM _synchro_scopes WHERE scope_id = ?').get(scope) as { rebuild_required: number } | undefined;
         ctx.db.prepare('UPDATE _synchro_scopes SET cursor = ?, rebuild_required = ? WHERE scope_id = ?').run(cursor, cursor === null ? 1 : 0, scope);
         if (cursor === null && before?.rebuild_required === 0) emit(ctx, { kind: 'rebuild_requested', scopeID: scope });
       }
-      for (const scope of plan.rebuildScopes) markRebuild(ctx, scope);
-      ctx.db.prepare('DELETE FROM _synchro_migration_journal WHERE id = 1').run();
+      for (const scope of plan.affectedScopes) markRebuild(ctx, scope);
+      enterPhase(ctx, 'applied');
+      settleMigration(ctx);
       emit(ctx, { kind: 'schema_applied', version: manifest.schema_version, hash: manifest.schema_hash });
     })();
-    ctx.schema = localSchema(manifest);
+    ctx.schema = target;
   });
-  return true;
+}
+
+/**
+ * Marks an applied migration completed once no scope it made rebuild still
+ * waits for its rebuild (inside the caller's transaction). Called when the
+ * schema switches and whenever a rebuild finishes.
+ */
+export function settleMigration(ctx: Ctx): void {
+  const row = readJournalRow(ctx);
+  if (row?.phase !== 'applied') return;
+  const affected = [...(JSON.parse(row.affected_scopes_json ?? '[]') as string[]), ...Object.entries(JSON.parse(row.cursor_updates_json ?? '{}') as Record<string, string | null>).filter(([, c]) => c === null).map(([s]) => s)];
+  const waiting = affected.filter((scope) => (ctx.db.prepare('SELECT rebuild_required FROM _synchro_scopes WHERE scope_id = ?').get(scope) as { rebuild_required: number } | undefined)?.rebuild_required === 1);
+  if (waiting.length === 0 || fault('scope007-completed-before-rebuild')) enterPhase(ctx, 'completed'); // fault: client:scope007-completed-before-rebuild
 }
 
 /** The installed schema, from the archive row that metadata points at. */

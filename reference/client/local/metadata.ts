@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS _synchro_rebuild_attempts (scope_id TEXT PRIMARY KEY,
 CREATE TABLE IF NOT EXISTS _synchro_rebuild_page_receipts (rebuild_id TEXT NOT NULL, page INTEGER NOT NULL, request_json TEXT NOT NULL, response_json TEXT NOT NULL, is_final INTEGER NOT NULL, PRIMARY KEY (rebuild_id, page)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS _synchro_backoff (id INTEGER PRIMARY KEY CHECK (id = 1), resume_state TEXT NOT NULL, work_identity TEXT NOT NULL, retry_classification TEXT NOT NULL, attempt_count INTEGER NOT NULL, next_retry_at_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS _synchro_seed_receipts (scope_id TEXT PRIMARY KEY, receipt TEXT NOT NULL, schema_version INTEGER NOT NULL, schema_hash TEXT NOT NULL, cardinality INTEGER NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS _synchro_migration_journal (id INTEGER PRIMARY KEY CHECK (id = 1), source_version INTEGER NOT NULL, source_hash TEXT NOT NULL, target_manifest_json TEXT NOT NULL, plan_json TEXT NOT NULL, plan_hash TEXT NOT NULL, phase TEXT NOT NULL CHECK (phase IN ('prepared', 'ddl_applied')));
+-- The journal's members carry no constraints: recovery checks each one and turns a defect into an explicit schema error.
+CREATE TABLE IF NOT EXISTS _synchro_migration_journal (id INTEGER PRIMARY KEY CHECK (id = 1), source_version INTEGER, source_hash TEXT, target_version INTEGER, target_hash TEXT, target_manifest_json TEXT, action TEXT, affected_scopes_json TEXT, plan_format TEXT, plan_json TEXT, plan_hash TEXT, cursor_updates_json TEXT, phase TEXT, phase_history_json TEXT);
 `;
 
 export function installMetadata(db: Database.Database): void {

@@ -99,10 +99,11 @@ export function verifySeedDatabase(db: Database.Database): SeedSummary {
     ['_synchro_scopes', 'a scope cursor'],
     ['_synchro_rebuild_attempts', 'a rebuild attempt'],
     ['_synchro_rebuild_page_receipts', 'a rebuild page'],
-    ['_synchro_migration_journal', 'a migration journal'],
     ['_synchro_backoff', 'a backoff record'],
   ];
   for (const [table, what] of empty) if (count(db, `SELECT count(*) AS n FROM ${table}`) !== 0) throw refuse('queue and provenance', `the file holds ${what}`);
+  // The journal of the schema install that wrote the file stays, completed; an unfinished one would be migration state of its own.
+  if (count(db, "SELECT count(*) AS n FROM _synchro_migration_journal WHERE phase IS NOT 'completed'") !== 0) throw refuse('queue and provenance', 'the file holds an unfinished migration journal');
 
   const receipts = readSeedReceipts(db);
   // A seed of no portable scope (the server declared none) carries the schema only: no receipt, and no row to justify.

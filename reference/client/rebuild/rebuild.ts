@@ -13,6 +13,7 @@ import { ClientError } from '../errors.ts';
 import { durably, emit } from '../events.ts';
 import { clearApplicationTables, deleteRowsOfScope, resetEveryOtherScope } from '../fault-behaviour.ts';
 import { fault } from '../faults.ts';
+import { settleMigration } from '../journal/migration.ts';
 import { getMeta, serverApply } from '../local/metadata.ts';
 import { recordIdOf } from '../local/values.ts';
 import { clearBackoff } from '../sync/backoff.ts';
@@ -158,6 +159,7 @@ export function finishRebuild(ctx: Ctx, scopeId: string): boolean {
       .prepare('UPDATE _synchro_scopes SET cursor = ?, checksum = ?, local_checksum = ?, rebuild_required = 0 WHERE scope_id = ?')
       .run(a.final_cursor, a.final_checksum, local, scopeId);
     if (fault('pull019-checksum-apart-from-cursor')) ctx.db.prepare('UPDATE _synchro_scopes SET checksum = NULL WHERE scope_id = ?').run(scopeId); // fault: client:pull019-checksum-apart-from-cursor
+    settleMigration(ctx);
     emit(ctx, { kind: 'rebuild_completed', scopeID: scopeId });
     return true;
   }));

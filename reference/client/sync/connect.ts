@@ -62,7 +62,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
     // The replacement tokens are bound to the new schema: they are installed in the same unit that activates it, so a crash never leaves one without the other.
     const replacements = Object.fromEntries(Object.entries(response.scope_cursor_updates).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
     if (fault('schema003-replacements-after-activation')) for (const scope of Object.keys(replacements)) delete replacements[scope]; // fault: client:schema003-replacements-after-activation
-    if (ctx.schema?.hash !== manifest.schema_hash) migrate(ctx, manifest, replacements, response.affected_scopes ?? []);
+    if (ctx.schema?.hash !== manifest.schema_hash) migrate(ctx, manifest, { action: schema.action, affectedScopes: response.affected_scopes ?? [], cursorUpdates: replacements });
     schemaApplied = true;
   } else if (ctx.schema === undefined || ctx.schema.version !== schema.version || ctx.schema.hash !== schema.hash) {
     throw new ClientError('connecting', 'invalid_response', 'schema action none for a schema this client does not hold', false, 'retry');
