@@ -254,9 +254,10 @@ export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Pro
         continue;
       }
       const early = fault('outcome-before-unit-end') ? await appliedOutcome(ctx, m, r.table) : undefined; // fault: server:outcome-before-unit-end
-      if (early !== undefined || fault('commit-each-unit')) { // fault: server:commit-each-unit
+      const commitEachUnit = fault('commit-each-unit'); // fault: server:commit-each-unit
+      if (early !== undefined || commitEachUnit) {
         await unitEnd(ctx, m.mutation_id, 'unit');
-        if (fault('commit-each-unit')) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'"); // fault: server:commit-each-unit
+        if (commitEachUnit) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
         out.push(early ?? (await appliedOutcome(ctx, m, r.table)));
       } else {
         // The unit's end and the read of its applied outcome share a round trip.
