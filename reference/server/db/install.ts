@@ -9,7 +9,7 @@ import pg from 'pg';
 const SQL_DIR = new URL('../sql/', import.meta.url);
 const ROLE_FILE = '001-roles.sql';
 // 052 closes default privileges over everything created before it, so it stays last.
-const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql', '008-capture.sql', '009-pull.sql', '020-client-runtime.sql', '021-table-reconfigure.sql', '022-seed.sql', '023-scope-history.sql', '024-membership-reconfigure.sql', '025-dependencies.sql', '026-scope-function-contract.sql', '027-capture-performance.sql', '028-push-guard.sql', '029-wal-events.sql', '031-checkpoint-inspection.sql', '044-membership-backfill.sql', '045-retention-lineage-reset.sql', '048-scope-high-watermark.sql', '050-compaction-batches.sql', '054-readiness-clock-and-progress.sql', '055-readiness-limits.sql', '056-capture-decode-limit.sql', '052-default-deny.sql'];
+const SCHEMA_FILES = ['002-tables.sql', '003-fences.sql', '004-registry.sql', '005-scopes.sql', '006-readiness.sql', '007-grants.sql', '008-capture.sql', '009-pull.sql', '020-client-runtime.sql', '021-table-reconfigure.sql', '022-seed.sql', '023-scope-history.sql', '024-membership-reconfigure.sql', '025-dependencies.sql', '026-scope-function-contract.sql', '027-capture-performance.sql', '028-push-guard.sql', '029-wal-events.sql', '031-checkpoint-inspection.sql', '044-membership-backfill.sql', '045-retention-lineage-reset.sql', '048-scope-high-watermark.sql', '050-compaction-batches.sql', '054-readiness-clock-and-progress.sql', '055-readiness-limits.sql', '056-capture-decode-limit.sql', '064-fence-correlation.sql', '052-default-deny.sql'];
 
 async function sql(file: string): Promise<string> {
   return await readFile(new URL(file, SQL_DIR), 'utf8');
