@@ -180,7 +180,6 @@ export function correlateFences(events: RowEvent[], fences: Fence[], relationOf:
     fencesOf.set(key, row);
   }
   for (const row of fencesOf.values()) row.sort((a, b) => a.ordinal - b.ordinal);
-  if (fault('cap012-pairs-highest-ordinal-first')) for (const row of fencesOf.values()) row.reverse(); // fault: server:cap012-pairs-highest-ordinal-first
   const taken = new Map<string, number>();
   for (const ev of events) {
     if (ev.op === 'baseline' || ev.relationOid === null || ev.tableId === null) continue;
@@ -198,7 +197,9 @@ export function correlateFences(events: RowEvent[], fences: Fence[], relationOf:
       (f.operation === ev.op || fault('cap012-fence-operation-unchecked')) && // fault: server:cap012-fence-operation-unchecked
       (ev.op === 'delete' ? f.state === 'deleted' : true);
     if (!agrees) throw failure('a fence does not match its row event', ev.tableId);
-    ev.fence = { version: f.version, state: f.state, fenceId: f.fenceId, ordinal: f.ordinal, kind: f.kind, message: f.message };
+    let version = f.version;
+    if (fault('cap012-event-takes-row-final-version')) version = fencesOf.get(key)?.at(-1)?.version ?? version; // fault: server:cap012-event-takes-row-final-version
+    ev.fence = { version, state: f.state, fenceId: f.fenceId, ordinal: f.ordinal, kind: f.kind, message: f.message };
   }
   for (const [key, row] of fencesOf) {
     if (row.length > (taken.get(key) ?? 0)) throw failure('a version fence has no row event', row[0]?.tableId ?? null);
