@@ -85,14 +85,19 @@ Feature: Blocking Poison Quarantine
         """
       And client "A" has pulled until "has_more" is false
       And the harness records the stream generation that inspection reports as "old"
+      # The reference refuses TRUNCATE of a registered relation at the source (decision 10); a
+      # session that disables that guard, as the table's owner can, still puts it in the WAL.
       When the harness commits on the source database:
         """
+        ALTER TABLE public.tasks DISABLE TRIGGER synchro_capture_truncate_guard;
         TRUNCATE public.tasks;
+        ALTER TABLE public.tasks ENABLE TRIGGER synchro_capture_truncate_guard;
         """
       And the harness commits on the source database:
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-3', 'alice', 'three');
         """
+      And the capture worker completes 3 polls
       Then server inspection shows one active quarantine record with failure class "truncate_unsupported"
       And a same-identity retry of the quarantined transaction is refused
       When the operator runs an authorized stream reset to completion

@@ -4,14 +4,15 @@
  * same-identity retry, and the operator's stream reset as the way out of a
  * poison no retry can clear. Steps that need a stream reset held at one of
  * its phases, or a registry activation the worker validates, stay undefined:
- * the reference offers neither yet. So do the steps of the truncate-poison
- * scenario: the reference refuses a TRUNCATE of a registered relation at the
- * source (decision 10), so a plain TRUNCATE never becomes a poison (decision 224).
+ * the reference offers neither yet. The truncate poison is committed by a
+ * session that bypasses the reference's source-side TRUNCATE guard as the
+ * table's owner could (decision 269).
  */
 import { Then, When } from '@cucumber/cucumber';
 import { inspectRows, tableIdOf } from '../support/capture/inspection.ts';
 import { breakMembershipFunctionFor, type QuarantineRow, quarantineAt } from '../support/poison-quarantine/records.ts';
 import { positionOf } from '../support/scope-dependencies/state.ts';
+import { currentStreamOf, recordedStream } from '../support/stream-generations/recorded.ts';
 import { captureOf } from '../support/wal-acknowledgement/progress.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -100,4 +101,41 @@ Then('server inspection shows no row version, membership edge or pull effect for
     [tableId, key],
   );
   this.assert.equal(found, { versions: 0, edges: 0, effects: 0 }, `materialized records of row ${key}`);
+});
+
+/**
+ * The operator asks for a retry of the one active quarantine record under its
+ * own identity. Nothing can make a TRUNCATE decodable, so the request is
+ * refused (the reference's retry function answers false), and after the
+ * worker's next polls the record is unchanged and nothing of it is materialized.
+ */
+Then('a same-identity retry of the quarantined transaction is refused', async function (this: SyncWorld) {
+  const before = await quarantineAt(this);
+  const server = await this.readyServer();
+  if (!server.provision) throw new Error(`server adapter "${server.id}" has no provision capability to request a retry`);
+  const [answer] = await (await captureSql(this)).query<{ accepted: boolean }>('SELECT synchro.synchro_retry_wal_poison() AS accepted');
+  for (let poll = 0; poll < 2; poll += 1) await captureOf(server).awaitMaterialized(this.deadlineMs).catch(() => undefined);
+  const after = await quarantineAt(this);
+  const shape = (q: QuarantineRow) => ({ id: q.id, generation: q.stream_generation, commit: q.commit_lsn, failureClass: q.failure_class, lifecycle: q.lifecycle, retryPending: q.retry_requested_at !== null, attempts: q.attempt_count });
+  this.assert.equal({ accepted: answer?.accepted, record: shape(after) }, { accepted: false, record: shape(before) }, 'the retry request and the quarantine record after it');
+  const [materialized] = await inspectRows<{ n: string }>(this, 'SELECT count(*)::text AS n FROM synchro.wal_transactions WHERE stream_generation = $1 AND commit_lsn = $2::pg_lsn', [after.stream_generation, after.commit_lsn]);
+  this.assert.equal(Number(materialized?.n), 0, 'transaction records at the quarantined position');
+});
+
+async function captureSql(world: SyncWorld) {
+  const server = await world.readyServer();
+  if (!server.sourceSql) throw new Error(`server adapter "${server.id}" has no sourceSql capability to request a retry`);
+  return server.sourceSql;
+}
+
+Then(/^server inspection shows the active slot is a new permanent logical "([^"]+)" slot of the configured database$/, async function (this: SyncWorld, plugin: string) {
+  const now = await currentStreamOf(this);
+  const old = recordedStream(this, 'old');
+  const [slot] = await inspectRows<{ slot_type: string; plugin: string; temporary: boolean; same_database: boolean }>(
+    this,
+    'SELECT slot_type, plugin, temporary, database = current_database() AS same_database FROM pg_replication_slots WHERE slot_name = $1',
+    [now.slot],
+  );
+  this.assert.notEqual(now.slot, old.slot, 'the active slot, against the one serving the stream generation recorded as "old"');
+  this.assert.equal(slot, { slot_type: 'logical', plugin, temporary: false, same_database: true }, `the active slot ${now.slot}`);
 });

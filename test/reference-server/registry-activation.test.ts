@@ -16,7 +16,13 @@ const COLUMNS = ['id', 'title', 'c1'];
 /** Generation n syncs id, title and, from generation 2 on, c1. */
 function generation(n: number): GenerationLookup {
   const columns = new Set(n >= 2 ? COLUMNS : COLUMNS.slice(0, 2));
-  return { generation: n, lookup: { byOid: (oid) => (oid === OID ? { tableId: 't1', pkColumn: 'id', jsonColumns: new Set(), columns, schema: 'public', name: 'tasks' } : undefined) } };
+  return {
+    generation: n,
+    lookup: {
+      byOid: (oid) => (oid === OID ? { tableId: 't1', pkColumn: 'id', jsonColumns: new Set(), columns, schema: 'public', name: 'tasks' } : undefined),
+      registration: (tableId) => (tableId === 't1' ? { relationId: 'r1', kind: 'synced', tableId: 't1', pkColumn: 'id' } : undefined),
+    },
+  };
 }
 
 function registry(initial: number, messages: PgOutputMessage[]): RegistrySwitch {
@@ -27,11 +33,30 @@ function registry(initial: number, messages: PgOutputMessage[]): RegistrySwitch 
 const relation: PgOutputMessage = { tag: 'relation', oid: OID, namespace: 'public', name: 'tasks', replicaIdentity: 'd', columns: COLUMNS.map((name) => ({ name, typeOid: 25, isKey: name === 'id' })) };
 const text = (value: string) => ({ kind: 'text' as const, text: value });
 
+/** The version fence of the `n`th registered write of the transaction, an update of row `key` (064 SQL's message). */
+function fenceOf(key: string, n: number): Record<string, unknown> {
+  return {
+    fence_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    dml_ordinal: n,
+    registration_kind: 'synced',
+    table_id: 't1',
+    relation_id: 'r1',
+    physical_schema: 'public',
+    physical_relation: 'tasks',
+    physical_relation_oid: OID,
+    operation: 'update',
+    row_version: `v${n}`,
+    row_state: 'live',
+    old_record_id: key,
+    new_record_id: key,
+  };
+}
+
 /** One update of row `key` and its fence. */
 function write(key: string, n: number): PgOutputMessage[] {
   return [
     { tag: 'update', oid: OID, tuple: [text(key), text(`t${n}`), text(`c${n}`)] },
-    { tag: 'message', transactional: true, lsn: 1n, prefix: 'synchro_fence', content: Buffer.from(JSON.stringify({ t: 't1', k: key, v: `v${n}`, s: 'live' })) },
+    { tag: 'message', transactional: true, lsn: 1n, prefix: 'synchro_fence', content: Buffer.from(JSON.stringify(fenceOf(key, n))) },
   ];
 }
 const activation = (n: number): PgOutputMessage => ({ tag: 'message', transactional: true, lsn: 1n, prefix: 'synchro_registry', content: Buffer.from(String(n)) });

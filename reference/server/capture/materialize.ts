@@ -311,12 +311,25 @@ async function edgesOf(db: ClientBase, rows: Projected[]): Promise<Map<string, s
 async function writeEventRecords(db: ClientBase, generation: string, commit: string, events: RowEvent[]): Promise<void> {
   const records = events
     .filter((ev) => ev.tableId !== null)
-    .map((ev) => ({ event_ordinal: ev.ordinal, table_id: ev.tableId, pk_text: ev.pkText, operation: ev.op, server_version: ev.fence.version, registry_generation: ev.registryGeneration ?? null }));
+    .map((ev) => ({
+      event_ordinal: ev.ordinal,
+      table_id: ev.tableId,
+      pk_text: ev.pkText,
+      operation: ev.op,
+      server_version: ev.fence.version,
+      registry_generation: ev.registryGeneration ?? null,
+      // The paired fence (a baseline record has none): its ID is never accepted twice.
+      fence_id: ev.fence.fenceId ?? null,
+      dml_ordinal: ev.fence.ordinal ?? null,
+      registration_kind: ev.fence.kind ?? null,
+      fence_message: ev.fence.message ?? null,
+    }));
   if (records.length === 0 || fault('effects-without-event-records')) return; // fault: server:effects-without-event-records
   await db.query(
-    `INSERT INTO synchro.wal_events (stream_generation, commit_lsn, event_ordinal, table_id, pk_text, operation, server_version, registry_generation)
-     SELECT $2, $3::pg_lsn, x.event_ordinal, x.table_id, x.pk_text, x.operation, x.server_version, x.registry_generation
-       FROM jsonb_to_recordset($1::jsonb) AS x(event_ordinal int8, table_id text, pk_text text, operation text, server_version text, registry_generation int8)`,
+    `INSERT INTO synchro.wal_events (stream_generation, commit_lsn, event_ordinal, table_id, pk_text, operation, server_version, registry_generation, fence_id, dml_ordinal, registration_kind, fence_message)
+     SELECT $2, $3::pg_lsn, x.event_ordinal, x.table_id, x.pk_text, x.operation, x.server_version, x.registry_generation, x.fence_id, x.dml_ordinal, x.registration_kind, x.fence_message
+       FROM jsonb_to_recordset($1::jsonb) AS x(event_ordinal int8, table_id text, pk_text text, operation text, server_version text, registry_generation int8,
+                                               fence_id uuid, dml_ordinal int8, registration_kind text, fence_message jsonb)`,
     [JSON.stringify(records), generation, commit],
   );
 }

@@ -5,18 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { fault } from '../core/faults.ts';
+import { CaptureFailure } from './capture-failure.ts';
+import { correlateFences, type EventRelation, type Fence, type PairedFence, readFence } from './fence-correlation.ts';
 import { type Cell, decodeMessage, type PgOutputMessage, type RelationColumn } from './pgoutput.ts';
 
-/** A failure that quarantines the transaction, with a bounded class and no row data. */
-export class CaptureFailure extends Error {
-  readonly failureClass: string;
-  readonly tableId: string | null;
-  constructor(failureClass: string, detail: string, tableId: string | null = null) {
-    super(detail);
-    this.failureClass = failureClass;
-    this.tableId = tableId;
-  }
-}
+export { CaptureFailure };
 
 export interface RelationInfo {
   oid: number;
@@ -71,7 +64,8 @@ export interface RowEvent {
   pkText: string;
   /** Complete new image; null for a delete. Unchanged TOAST columns are marked with UNCHANGED. */
   image: SourceImage | null;
-  fence: { version: string; state: 'live' | 'deleted' };
+  /** The fence paired with the event; a baseline record carries its version only. */
+  fence: PairedFence;
   /** The registry generation the event was read under (its activation precedes the event in the stream). */
   registryGeneration?: number;
 }
@@ -94,6 +88,8 @@ export const UNCHANGED = Symbol('unchanged');
 export interface TableLookup {
   /** Registered table of a relation OID, or undefined when the relation is not registered. */
   byOid(oid: number): { tableId: string; pkColumn: string; jsonColumns: Set<string>; columns: Set<string>; schema: string; name: string } | undefined;
+  /** The registration of a table: what its fences must name (fence-correlation.ts). */
+  registration(tableId: string): EventRelation | undefined;
 }
 
 /** A column's value in a row image: its text form (JSON columns keep their JSON text, so JSON null stays apart from SQL NULL). */
@@ -103,7 +99,8 @@ function cellValue(cell: Cell): unknown {
   return cell.text;
 }
 
-interface FenceMessage {
+/** A baseline row message of a stream reset (sql/008-capture.sql): table, key, version, state and the row. */
+interface BaselineMessage {
   t: string;
   k: string;
   v: string;
@@ -111,19 +108,19 @@ interface FenceMessage {
   row?: Record<string, unknown>;
 }
 
-function readFence(content: Buffer): FenceMessage {
+function readBaseline(content: Buffer): BaselineMessage {
   let v: unknown;
   try {
     v = JSON.parse(content.toString('utf8'));
   } catch {
-    throw new CaptureFailure('decode_failed', 'a fence message is not valid JSON');
+    throw new CaptureFailure('decode_failed', 'a baseline message is not valid JSON');
   }
-  const f = v as Partial<FenceMessage>;
+  const f = v as Partial<BaselineMessage>;
   if (typeof f !== 'object' || f === null || typeof f.t !== 'string' || typeof f.k !== 'string' || typeof f.v !== 'string' || (f.s !== 'live' && f.s !== 'deleted')) {
     // The record names the relation when the message still says which table it fences.
-    throw new CaptureFailure('decode_failed', 'a fence message lacks a member', typeof f?.t === 'string' ? f.t : null);
+    throw new CaptureFailure('decode_failed', 'a baseline message lacks a member', typeof f?.t === 'string' ? f.t : null);
   }
-  return f as FenceMessage;
+  return f as BaselineMessage;
 }
 
 /** Keeps a relation message: a decoding session describes each relation once, before its first row. */
@@ -142,17 +139,15 @@ export function learnRelations(tx: SourceTransaction, relations: Map<number, Rel
 
 /**
  * Row events in decoded order, with pre-filter ordinals, each correlated
- * one-to-one with the fence of the same row identity (fences of one
- * statement follow its rows, so they are matched per identity in order).
+ * one-to-one with its version fence (fence-correlation.ts: per row identity,
+ * the k-th event with the fence of the k-th lowest registered-DML ordinal).
  */
 export function rowEvents(tx: SourceTransaction, registered: TableLookup, relations: Map<number, RelationInfo>, registry?: RegistrySwitch): RowEvent[] {
   // Events before an activation message are read under the generation in force before it, those after under its own.
   let inForce = fault('cap008-transaction-read-under-final-generation') ? registry?.final : registry?.initial; // fault: server:cap008-transaction-read-under-final-generation
   let tables = inForce?.lookup ?? registered;
   const events: RowEvent[] = [];
-  const fences = new Map<string, FenceMessage[]>();
-  const pendingFence = new Map<string, RowEvent[]>();
-  const idKey = (t: string, k: string) => `${t}\u0000${k}`;
+  const fences: Fence[] = [];
   let ordinal = 0;
   for (const m of tx.messages) {
     if (m.tag === 'relation') {
@@ -166,22 +161,12 @@ export function rowEvents(tx: SourceTransaction, registered: TableLookup, relati
     if (m.tag === 'message') {
       if (!m.transactional) continue;
       if (m.prefix === 'synchro_fence') {
-        const f = readFence(m.content);
-        const key = idKey(f.t, f.k);
-        const waiting = pendingFence.get(key);
-        const ev = waiting?.shift();
-        if (ev === undefined) {
-          const q = fences.get(key) ?? [];
-          q.push(f);
-          fences.set(key, q);
-        } else {
-          ev.fence = { version: f.v, state: f.s };
-        }
+        fences.push(readFence(m.content, events[events.length - 1]?.tableId ?? null));
       } else if (m.prefix === 'synchro_registry' && registry !== undefined) {
         inForce = registry.activate(m.content);
         tables = inForce.lookup;
       } else if (m.prefix === 'synchro_baseline') {
-        const f = readFence(m.content);
+        const f = readBaseline(m.content);
         if (typeof f.row !== 'object' || f.row === null) throw new CaptureFailure('decode_failed', 'a baseline message lacks its row', f.t);
         events.push({ ordinal: ordinal++, relationOid: null, tableId: f.t, op: 'baseline', pkText: f.k, image: f.row, fence: { version: f.v, state: f.s }, registryGeneration: inForce?.generation });
       }
@@ -206,7 +191,7 @@ export function rowEvents(tx: SourceTransaction, registered: TableLookup, relati
     });
     const pk = image[table.pkColumn];
     if (typeof pk !== 'string') throw new CaptureFailure('decode_failed', 'a row event has no key value', table.tableId);
-    const ev: RowEvent = {
+    events.push({
       ordinal: thisOrdinal,
       relationOid: m.oid,
       tableId: table.tableId,
@@ -215,20 +200,10 @@ export function rowEvents(tx: SourceTransaction, registered: TableLookup, relati
       image: m.tag === 'delete' ? null : image,
       fence: { version: '', state: 'live' },
       registryGeneration: inForce?.generation,
-    };
-    const key = idKey(table.tableId, pk);
-    const early = fences.get(key)?.shift();
-    if (early !== undefined) ev.fence = { version: early.v, state: early.s };
-    else pendingFence.set(key, [...(pendingFence.get(key) ?? []), ev]);
-    events.push(ev);
+    });
   }
   if (fault('cap003-ordinals-in-key-order')) [...events].sort((a, b) => (a.pkText < b.pkText ? -1 : a.pkText > b.pkText ? 1 : 0)).forEach((ev, i) => { ev.ordinal = i; }); // fault: server:cap003-ordinals-in-key-order
-  for (const q of fences.values()) if (q.length > 0) throw new CaptureFailure('fence_correlation_failed', 'a version fence has no row event', q[0]?.t ?? null);
-  for (const ev of events) {
-    if (ev.fence.version === '') throw new CaptureFailure('fence_correlation_failed', 'a row event has no version fence', ev.tableId);
-    if (ev.op === 'delete' && ev.fence.state !== 'deleted') {
-      throw new CaptureFailure('fence_correlation_failed', 'a fence state contradicts its row event', ev.tableId);
-    }
-  }
+  correlateFences(events, fences, (tableId) => tables.registration(tableId));
+  if (fault('cap012-same-row-fences-collapsed')) return events.filter((ev, i) => !events.slice(i + 1).some((later) => later.relationOid === ev.relationOid && later.pkText === ev.pkText)); // fault: server:cap012-same-row-fences-collapsed
   return events;
 }

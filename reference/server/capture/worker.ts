@@ -32,6 +32,7 @@ import { RegistryTimeline } from './registry-generations.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
 import { discardInterruptedResets, resetStream } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
+import { assertFencesUnused, type RegistrationKind } from './fence-correlation.ts';
 import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
@@ -264,8 +265,8 @@ export class CaptureWorker implements CaptureHandle {
     const defs = await loadTables(db as unknown as pg.PoolClient, ['synced', 'capture_dependency'], snapshot);
     const [relations] = registrySources(snapshot === undefined ? undefined : '$1');
     const impacts = await loadImpactRules(db);
-    const { rows } = await db.query<{ table_id: string; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; owner: string | null; max_scope_fanout: number }>(
-      `SELECT r.table_id, r.physical_relation_oid::int8::int AS oid, r.physical_schema, r.physical_relation, r.membership_function, r.max_scope_fanout,
+    const { rows } = await db.query<{ table_id: string; kind: RegistrationKind; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; owner: string | null; max_scope_fanout: number }>(
+      `SELECT r.table_id, r.kind, r.physical_relation_oid::int8::int AS oid, r.physical_schema, r.physical_relation, r.membership_function, r.max_scope_fanout,
               -- The registered function is the one taking the key's type (an overload may share its name),
               -- resolved as registration resolved it.
               (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p
@@ -276,9 +277,11 @@ export class CaptureWorker implements CaptureHandle {
     );
     const tables = new Map<string, RegisteredTable>();
     const byOid = new Map<number, RegisteredTable>();
+    const kinds = new Map<string, RegistrationKind>();
     for (const r of rows) {
       const def = defs.get(r.table_id);
       if (def === undefined) continue;
+      kinds.set(r.table_id, r.kind);
       const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, membershipOwner: r.owner, maxScopeFanout: r.max_scope_fanout, impacts: impacts.get(r.table_id) ?? [] };
       tables.set(r.table_id, t);
       byOid.set(t.oid, t);
@@ -295,6 +298,11 @@ export class CaptureWorker implements CaptureHandle {
           columns: new Set(t.def.fields.map((f) => f.column)),
           jsonColumns: new Set(t.def.fields.filter((f) => f.type === 'json').map((f) => f.column)),
         };
+      },
+      registration(tableId) {
+        const t = tables.get(tableId);
+        const kind = kinds.get(tableId);
+        return t === undefined || kind === undefined ? undefined : { tableId, relationId: t.def.relationId, kind, pkColumn: t.def.pkColumn };
       },
     };
     return { lookup, tables };
@@ -472,6 +480,7 @@ export class CaptureWorker implements CaptureHandle {
         learnRelations(tx, this.relations);
       } else {
         const events = rowEvents(tx, registry.initial.lookup, this.relations, registry);
+        await assertFencesUnused(db, events);
         hasRows = events.length > 0;
         firstTable = events.find((event) => event.tableId !== null)?.tableId ?? null;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.

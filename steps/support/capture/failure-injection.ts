@@ -66,8 +66,9 @@ export async function repairMembershipFunction(world: SyncWorld): Promise<void> 
 
 /**
  * A trigger on the source table that, once, adds to the writing transaction
- * a fence message naming the table and the row's key but no version and no
- * state: a fence the worker cannot decode.
+ * a fence message whose bytes are not UTF-8 text (two invalid bytes before a
+ * note naming the table and key): a message the worker cannot decode at all,
+ * as opposed to a decodable fence that fails correlation (SYNC-CAP-012).
  */
 export async function injectUndecodableFence(world: SyncWorld, table: string): Promise<void> {
   const server = await world.readyServer();
@@ -84,7 +85,7 @@ DECLARE
 BEGIN
   WITH taken AS (DELETE FROM public.harness_undecodable_fence_once RETURNING 1) SELECT count(*) > 0 INTO fired FROM taken;
   IF fired THEN
-    PERFORM pg_logical_emit_message(true, 'synchro_fence', json_build_object('t', ${literal(tableId)}, 'k', NEW.${ident(key)}::text)::text);
+    PERFORM pg_logical_emit_message(true, 'synchro_fence', '\\xfffe'::bytea || convert_to(json_build_object('t', ${literal(tableId)}, 'k', NEW.${ident(key)}::text)::text, 'UTF8'));
   END IF;
   RETURN NULL;
 END $$;
