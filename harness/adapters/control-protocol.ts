@@ -244,7 +244,7 @@ export function controlGroups(client: ControlClient): ControlGroups {
           try {
             return { progress: await client.call<ResetProgressAnswer>(name, holdAt === undefined ? empty : { hold_at: holdAt }, 120_000) };
           } catch (e) {
-            if (e instanceof ControlCallError && e.code === 'activation_refused') return { refused: e.message };
+            if (e instanceof ControlCallError && e.code === 'refused') return { refused: e.message };
             throw e;
           }
         };

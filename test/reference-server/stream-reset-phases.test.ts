@@ -74,7 +74,7 @@ test('a reset whose snapshot connection closed before staging ends aborted; a dr
     await h.sql.query('SELECT pg_drop_replication_slot($1)', [second.slot]);
     const refused = await h.control('/__control/capture/reset-continue', {});
     assert.equal(refused.status, 409, refused.text);
-    assert.equal(refused.json.error.code, 'activation_refused');
+    assert.equal(refused.json.error.code, 'refused');
     assert.equal((await record(h, second.reset_id)).lifecycle, 'catching_up');
     assert.deepEqual(await pointer(h), old);
     await control(h, 'reset-abort');

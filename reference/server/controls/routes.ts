@@ -245,7 +245,7 @@ function controlTable(options: ControlOptions): Record<string, Control> {
       try {
         return resetAnswer(await worker().driveReset({ start, holdAt: holdAt as ResetPhase | undefined }));
       } catch (e) {
-        if (e instanceof ResetActivationRefused) throw new ControlError('activation_refused', 409, e.message);
+        if (e instanceof ResetActivationRefused) throw new ControlError('refused', 409, `activation refused: ${e.message}`);
         throw e;
       }
     },
