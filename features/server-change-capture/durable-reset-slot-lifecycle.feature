@@ -20,7 +20,7 @@ Feature: Durable Reset Slot Lifecycle
     And table "tasks" places each row in scope "user:{owner_id}"
     And user "alice" is assigned scope "user:alice"
     And client "A" of user "alice" has connected and rebuilt every assigned scope
-    And the harness has committed on the source database:
+    And the harness has committed on the source database, blocking the stream with a truncate poison:
       """
       TRUNCATE public.tasks;
       """

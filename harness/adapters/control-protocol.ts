@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ServerCapability } from './capabilities.ts';
-import type { CaptureControl, ClientsControl, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl, TraceSpan } from './server.ts';
+import type { CaptureControl, ClientsControl, ResetDriveOutcome, ResetHoldPhase, ResetProgressAnswer, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl, TraceSpan } from './server.ts';
 
 export const CONTROL_SCHEMA_DIR = `${SCHEMA_DIR}adapter/control/`;
 const SCHEMA_BASE = 'https://synchro.dev/schemas/control/v1/';
@@ -28,6 +28,10 @@ export const CONTROL_NAMES = [
   'capture.hold',
   'capture.held',
   'capture.reset-stream',
+  'capture.reset-start',
+  'capture.reset-continue',
+  'capture.reset-abort',
+  'capture.reset-kill-operator',
   'clock.now',
   'clock.advance',
   'clock.set',
@@ -66,7 +70,7 @@ export const SQL_GROUP_CONTROLS: Partial<Record<ServerCapability, ControlName[]>
  * pair (one arms the hold, the other waits for it).
  */
 export const CONTROL_GROUPS: Record<'capture' | 'clock' | 'clients' | 'compaction' | 'logs' | 'seed', { needs: ControlName[]; optional: ControlName[] }> = {
-  capture: { needs: ['capture.await', 'capture.stop', 'capture.kill', 'capture.restart', 'capture.poison'], optional: ['capture.crash-at', 'capture.hold', 'capture.held', 'capture.reset-stream'] },
+  capture: { needs: ['capture.await', 'capture.stop', 'capture.kill', 'capture.restart', 'capture.poison'], optional: ['capture.crash-at', 'capture.hold', 'capture.held', 'capture.reset-stream', 'capture.reset-start', 'capture.reset-continue', 'capture.reset-abort', 'capture.reset-kill-operator'] },
   clock: { needs: ['clock.now', 'clock.advance', 'clock.set'], optional: [] },
   clients: { needs: ['clients.expire', 'clients.retire', 'clients.run-expiry'], optional: ['clients.counters'] },
   compaction: { needs: ['compaction.run'], optional: [] },
@@ -234,6 +238,23 @@ export function controlGroups(client: ControlClient): ControlGroups {
         capture.awaitHold = async (deadlineMs) => void (await client.call('capture.held', { timeout_ms: Math.max(1, Math.round(deadlineMs)) }, deadlineMs + 5_000));
       }
       if (has('capture.reset-stream')) capture.resetStream = async () => void (await client.call('capture.reset-stream', empty, 120_000));
+      // The phased reset counts only as the whole set: start, continue, abort and the operator kill.
+      if (has('capture.reset-start') && has('capture.reset-continue') && has('capture.reset-abort') && has('capture.reset-kill-operator')) {
+        const drive = async (name: 'capture.reset-start' | 'capture.reset-continue', holdAt?: ResetHoldPhase): Promise<ResetDriveOutcome> => {
+          try {
+            return { progress: await client.call<ResetProgressAnswer>(name, holdAt === undefined ? empty : { hold_at: holdAt }, 120_000) };
+          } catch (e) {
+            if (e instanceof ControlCallError && e.code === 'refused') return { refused: e.message };
+            throw e;
+          }
+        };
+        capture.reset = {
+          start: (holdAt) => drive('capture.reset-start', holdAt),
+          continue: (holdAt) => drive('capture.reset-continue', holdAt),
+          abort: async () => void (await client.call('capture.reset-abort', empty, 60_000)),
+          killOperator: async () => (await client.call<{ terminated: number }>('capture.reset-kill-operator', empty)).terminated,
+        };
+      }
     }
     groups.capture = capture;
   }

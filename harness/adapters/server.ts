@@ -186,6 +186,40 @@ export interface CaptureControl {
    * new stream. Optional within `capture`.
    */
   resetStream?(): Promise<void>;
+  /**
+   * The operator's stream reset phase by phase (durable phases `preparing`,
+   * `baseline_staged`, `catching_up`, then activation). Optional within
+   * `capture`: phased reset scenarios are undetermined without it.
+   */
+  reset?: PhasedResetControl;
+}
+
+/** A phase an operator's reset can be held at once it is durable. */
+export type ResetHoldPhase = 'preparing' | 'baseline_staged' | 'catching_up';
+
+/** Where a reset stands after a control call. */
+export interface ResetProgressAnswer {
+  reset_id: string;
+  lifecycle: ResetHoldPhase | 'activated' | 'aborted';
+  slot: string;
+  /** Why it ended aborted. */
+  reason?: string;
+  stream_generation?: string;
+  generation_start_lsn?: string;
+}
+
+/** A drive of the reset either moved it (progress) or its activation was refused (the reset stays in flight). */
+export type ResetDriveOutcome = { progress: ResetProgressAnswer; refused?: undefined } | { refused: string; progress?: undefined };
+
+export interface PhasedResetControl {
+  /** Starts a reset and runs it until `holdAt` is durable, or through activation without it. */
+  start(holdAt?: ResetHoldPhase): Promise<ResetDriveOutcome>;
+  /** Resumes the reset in flight from its durable record, until `holdAt` or through activation; a reset whose snapshot was lost before staging ends aborted. */
+  continue(holdAt?: ResetHoldPhase): Promise<ResetDriveOutcome>;
+  /** Aborts the reset in flight; the old stream goes on. */
+  abort(): Promise<void>;
+  /** Terminates the operator's session (its database connections, the slot's replication connection included); resolves with how many ended. */
+  killOperator(): Promise<number>;
 }
 
 /** The server's clock for protocol decisions (`server_time`, expiry, lifetimes). */

@@ -164,3 +164,9 @@ When('the operator runs an authorized stream reset to completion', async functio
   await server.capture.resetStream();
   return undefined;
 });
+
+// SYNC-CAP-008 and SYNC-CAP-012: a transaction that must be captured left no quarantine behind.
+Then('server inspection shows no active quarantine record', async function (this: SyncWorld) {
+  const rows = await inspectRows<{ failure_class: string }>(this, "SELECT failure_class FROM synchro.wal_poison WHERE lifecycle = 'active'");
+  this.assert.equal(rows.map((row) => row.failure_class), [], 'failure classes of the active quarantine records');
+});

@@ -117,11 +117,6 @@ Then('server inspection shows the events of that transaction captured under thes
   );
 });
 
-Then('server inspection shows no active quarantine record', async function (this: SyncWorld) {
-  const rows = await inspectRows<{ failure_class: string }>(this, "SELECT failure_class FROM synchro.wal_poison WHERE lifecycle = 'active'");
-  this.assert.equal(rows.map((row) => row.failure_class), [], 'active quarantine records');
-});
-
 Then('the membership edges after that transaction are those of generation {string} evaluated on the final projected rows', async function (this: SyncWorld, label: string) {
   const template = activationState(this).templates.get(label);
   if (template === undefined) throw new Error(`generation "${label}" introduced no membership rule in this scenario`);

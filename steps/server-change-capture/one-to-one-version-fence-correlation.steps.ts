@@ -121,11 +121,6 @@ Then('every fence ID of that transaction is unique and never seen before', async
   this.assert.equal(Number(before?.n), 0, 'event records of other transactions that carry a fence ID of that transaction');
 });
 
-Then('server inspection shows no active quarantine record', async function (this: SyncWorld) {
-  const rows = await inspectRows<{ failure_class: string }>(this, "SELECT failure_class FROM synchro.wal_poison WHERE lifecycle = 'active'");
-  this.assert.equal(rows.map((r) => r.failure_class), [], 'failure classes of the active quarantine records');
-});
-
 Then(
   /^server inspection shows the fence of row "([^"]+)" with registration kind "([^"]+)", the table ID of "([^"]+)" and old and new record ID "([^"]+)"$/,
   async function (this: SyncWorld, key: string, kind: string, table: string, recordId: string) {

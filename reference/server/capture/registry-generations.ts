@@ -78,6 +78,11 @@ export class RegistryTimeline {
     return this.inForce;
   }
 
+  /** The generation in force, or undefined before the worker first started. */
+  get started(): RegistryView | undefined {
+    return this.inForce;
+  }
+
   /**
    * At worker start: the generation recorded with the last materialized
    * activation of this stream, or, on a stream's first start, the newest

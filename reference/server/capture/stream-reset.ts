@@ -2,61 +2,171 @@
  * Operator stream reset: the way out of a quarantine that no retry can clear
  * (a TRUNCATE, a transaction that will never decode), and of a lost slot.
  *
- * A new permanent candidate slot is created over the replication protocol
- * with an exported snapshot. Its consistent point and that snapshot describe
- * one boundary: every transaction committed before it is in the snapshot,
- * every later one is in the candidate slot. One transaction that imports the
- * snapshot then replaces the projected state with the source state under the
- * snapshot (rows, versions, membership, scope contents; no incremental
- * effect) and, in the same commit, activates a new stream generation whose
- * `generation_start` is the consistent point, on the candidate slot. Every
- * cursor and rebuild session binds the stream generation, so all of them go
- * stale and clients rebuild from the baseline; transactions after the
- * boundary reach them incrementally through the worker on the new slot.
+ * The reset runs as durable phases, each one a commit of its record in
+ * `synchro.stream_resets` (SQL 061), so an operator session that dies between
+ * them leaves a record that says how to go on:
  *
- * Approximations of this small reference (see docs/decisions.md): the
- * activation barrier is the consistent point itself (no catch-up phase before
- * activation), the reset runs inside the server process while its worker is
- * paused rather than as resumable operator SQL steps, and the old stream's
- * effects are dropped at activation instead of being retained for audit.
+ * - `preparing`: a permanent candidate slot is created over the replication
+ *   protocol with an exported snapshot; its consistent point, the snapshot
+ *   name and the snapshot's boundary are recorded. The snapshot lives only
+ *   while that replication connection stays open and idle.
+ * - `baseline_staged`: a transaction importing the snapshot copies every
+ *   registered row and its fence version into `synchro.reset_staged_rows`,
+ *   apart from the live projection, which still serves the old stream.
+ * - `catching_up`: the candidate slot's transactions after the consistent
+ *   point are decoded and applied to the staged rows; the slot itself is only
+ *   peeked, so it still holds everything not yet activated.
+ * - activation: the candidate slot is verified (permanent, logical, pgoutput,
+ *   this database, not invalidated, not advanced past what catch-up applied),
+ *   catch-up runs to the WAL flushed now, and one commit replaces the
+ *   projected state with the staged rows and points `synchro.wal_progress` at
+ *   the candidate slot with a new stream generation. The worker then reads the
+ *   candidate slot after the activation barrier.
+ *
+ * A reset whose snapshot was lost while still `preparing` cannot stage that
+ * snapshot any more: it is aborted and its candidate slot dropped; the
+ * operator starts another. A staged or catching-up reset resumes with the
+ * same candidate slot and consistent point.
+ *
+ * Approximations of this small reference (see docs/decisions.md): the phases
+ * run inside the server process, driven by test controls (the operator's
+ * session is a database connection the server opens for them), the capture
+ * worker is paused from the first phase until activation or abort, and the
+ * old stream's effects are dropped at activation instead of being retained
+ * for audit.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { StreamResetResult } from '../core/capture-control.ts';
+import type { ResetPhase, ResetProgress, StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
-import { parseLsn } from '../core/lsn.ts';
+import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
-import type { RowEvent } from './transaction.ts';
+import { groupTransactions, type RelationInfo, type RowEvent, rowEvents, type TableLookup, UNCHANGED } from './transaction.ts';
 
 export class StreamResetFailed extends Error {}
+/** Activation was refused: the candidate slot cannot carry the new stream. Nothing was activated; the reset stays resumable. */
+export class ActivationRefused extends Error {}
 
-/** The replication command's answer: the new slot and the snapshot that ends exactly at its consistent point. */
-interface CandidateSlot {
-  connection: pg.Client;
-  consistentPoint: string;
-  snapshotName: string;
+/** Every connection of the operator's reset carries this name, so the operator session can be found (and killed). */
+export const OPERATOR_APPLICATION = 'synchro-reset-operator';
+const PUBLICATION = 'synchro_capture';
+
+interface Registry {
+  lookup: TableLookup;
+  tables: Map<string, RegisteredTable>;
 }
 
-async function createCandidateSlot(databaseUrl: string, slot: string): Promise<CandidateSlot> {
-  // The exported snapshot lives only while this walsender session stays open and idle.
-  const connection = new pg.Client({ connectionString: databaseUrl, replication: 'database', application_name: 'synchro-stream-reset' } as pg.ClientConfig);
-  await connection.connect();
-  connection.on('error', () => undefined);
-  try {
-    const { rows } = await connection.query<{ consistent_point: string; snapshot_name: string }>(`CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput (SNAPSHOT 'export')`);
-    const r = rows[0];
-    if (r === undefined || typeof r.snapshot_name !== 'string') throw new StreamResetFailed('the candidate slot was created without an exported snapshot');
-    return { connection, consistentPoint: r.consistent_point, snapshotName: r.snapshot_name };
-  } catch (e) {
-    await connection.end().catch(() => undefined);
-    throw e;
+interface ResetRecord {
+  resetId: string;
+  slot: string;
+  lifecycle: ResetPhase | 'activated' | 'aborted';
+  consistentPoint: string | null;
+  snapshotName: string | null;
+  caughtUpEnd: string | null;
+  previousGeneration: string | null;
+}
+
+/**
+ * The operator's session: one ordinary connection for the record and the
+ * staging, plus the replication connection that created the candidate slot
+ * (kept open while `preparing`, because the exported snapshot lives only as
+ * long as it does). Kept between held phases, as an operator's psql would be.
+ */
+class OperatorSession {
+  sql?: pg.Client;
+  replication?: pg.Client;
+  private sqlDead = false;
+
+  private readonly databaseUrl: string;
+
+  constructor(databaseUrl: string) {
+    this.databaseUrl = databaseUrl;
+  }
+
+  async connection(): Promise<pg.Client> {
+    // A killed session is gone for good (its end may not have been noticed yet): the operator logs in again.
+    if (this.sql !== undefined && !this.sqlDead && (await this.sql.query('SELECT 1').then(() => true, () => false))) return this.sql;
+    await this.sql?.end().catch(() => undefined);
+    const sql = new pg.Client({ connectionString: this.databaseUrl, application_name: OPERATOR_APPLICATION });
+    sql.on('error', () => {
+      this.sqlDead = true;
+    });
+    sql.on('end', () => {
+      this.sqlDead = true;
+    });
+    await sql.connect();
+    this.sql = sql;
+    this.sqlDead = false;
+    return sql;
+  }
+
+  async closeReplication(): Promise<void> {
+    await this.replication?.end().catch(() => undefined);
+    this.replication = undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.closeReplication();
+    await this.sql?.end().catch(() => undefined);
+    this.sql = undefined;
   }
 }
 
-/** Every registered row as the snapshot sees it, with the version of its latest fence, as baseline events in a fixed order. */
-async function snapshotRows(db: pg.ClientBase, tables: Map<string, RegisteredTable>): Promise<RowEvent[]> {
-  const events: RowEvent[] = [];
+async function inFlight(db: pg.ClientBase): Promise<ResetRecord | undefined> {
+  const r = (await db.query<{ reset_id: string; candidate_slot_name: string; lifecycle: ResetRecord['lifecycle']; cp: string | null; snap: string | null; caught: string | null; prev: string | null }>(
+    `SELECT reset_id::text, candidate_slot_name, lifecycle, consistent_point::text AS cp, exported_snapshot_name AS snap, caught_up_end_lsn::text AS caught, previous_generation AS prev
+       FROM synchro.stream_resets WHERE lifecycle IN ('preparing', 'baseline_staged', 'catching_up')`,
+  )).rows[0];
+  if (r === undefined) return undefined;
+  return { resetId: r.reset_id, slot: r.candidate_slot_name, lifecycle: r.lifecycle, consistentPoint: r.cp, snapshotName: r.snap, caughtUpEnd: r.caught, previousGeneration: r.prev };
+}
+
+async function flushPosition(db: pg.ClientBase): Promise<string> {
+  // A message makes sure the flush position covers every commit before this call.
+  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
+  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
+}
+
+/** Phase `preparing`: the record, then the candidate slot and its exported snapshot, recorded with their boundary. */
+async function prepare(session: OperatorSession, databaseUrl: string): Promise<ResetRecord> {
+  const db = await session.connection();
+  const previous = (await db.query<{ g: string }>('SELECT stream_generation AS g FROM synchro.wal_progress')).rows[0];
+  if (previous === undefined) throw new StreamResetFailed('capture has never started, so there is no stream to reset');
+  const resetId = randomUUID();
+  const slot = `synchro_reset_${resetId.replaceAll('-', '').slice(0, 24)}`;
+  // Refused while another reset is in flight (unique index), before any slot exists.
+  await db.query("INSERT INTO synchro.stream_resets (reset_id, candidate_slot_name, previous_generation, lifecycle, database_name) VALUES ($1, $2, $3, 'preparing', current_database())", [resetId, slot, previous.g]);
+  const replication = new pg.Client({ connectionString: databaseUrl, replication: 'database', application_name: OPERATOR_APPLICATION } as pg.ClientConfig);
+  replication.on('error', () => undefined);
+  await replication.connect();
+  session.replication = replication;
+  const command = `CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput (SNAPSHOT 'export')`;
+  const created = (await replication.query<{ consistent_point: string; snapshot_name: string }>(command)).rows[0];
+  if (created === undefined || typeof created.snapshot_name !== 'string') throw new StreamResetFailed('the candidate slot was created without an exported snapshot');
+  // Importing the snapshot once tells which transactions it holds (the boundary); it stays exported meanwhile.
+  await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  try {
+    await db.query(`SET TRANSACTION SNAPSHOT '${created.snapshot_name}'`);
+    const boundary = (await db.query<{ b: string }>('SELECT pg_current_snapshot()::text AS b')).rows[0]?.b as string;
+    await db.query('COMMIT');
+    await db.query('UPDATE synchro.stream_resets SET consistent_point = $2, exported_snapshot_name = $3, snapshot_boundary = $4, slot_created_by = $5 WHERE reset_id = $1', [
+      resetId,
+      created.consistent_point,
+      created.snapshot_name,
+      fault('cap007-snapshot-boundary-not-persisted') ? null : boundary, // fault: server:cap007-snapshot-boundary-not-persisted
+      command,
+    ]);
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+  return { resetId, slot, lifecycle: 'preparing', consistentPoint: created.consistent_point, snapshotName: created.snapshot_name, caughtUpEnd: null, previousGeneration: previous.g };
+}
+
+/** Every registered row as the snapshot sees it, with the version of its latest fence. */
+async function snapshotRows(db: pg.ClientBase, tables: Map<string, RegisteredTable>): Promise<{ tableId: string; k: string; row: Record<string, unknown>; v: string; s: 'live' | 'deleted' }[]> {
+  const out: { tableId: string; k: string; row: Record<string, unknown>; v: string; s: 'live' | 'deleted' }[] = [];
   for (const t of [...tables.values()].sort((a, b) => (a.def.tableId < b.def.tableId ? -1 : 1))) {
     const source = `${pg.escapeIdentifier(t.schema)}.${pg.escapeIdentifier(t.name)}`;
     // Same join as the first-start baseline: a row enters with the version its latest fence gave it.
@@ -66,97 +176,318 @@ async function snapshotRows(db: pg.ClientBase, tables: Map<string, RegisteredTab
         ORDER BY (to_jsonb(t) ->> $2) COLLATE "C"`,
       [t.def.tableId, t.def.pkColumn],
     );
-    for (const r of rows) events.push({ ordinal: events.length, relationOid: null, tableId: t.def.tableId, op: 'baseline', pkText: r.k, image: r.row, fence: { version: r.v, state: r.s } });
+    for (const r of rows) out.push({ tableId: t.def.tableId, ...r });
   }
-  return events;
+  return out;
 }
 
 /**
- * Runs one reset. The caller guarantees that its capture worker is paused
- * (it reads nothing from either slot meanwhile) and restarts it afterwards
- * from the durable progress, which then names the new slot on success and
- * the old one on failure.
+ * Phase `baseline_staged`: imports the exported snapshot (which fails once the
+ * creating connection is gone: the reset is then aborted) and stages its rows.
  */
-export async function resetStream(databaseUrl: string, tables: Map<string, RegisteredTable>): Promise<StreamResetResult> {
-  const admin = new pg.Client({ connectionString: databaseUrl, application_name: 'synchro-stream-reset' });
-  await admin.connect();
-  const resetId = randomUUID();
-  const slot = `synchro_reset_${resetId.replaceAll('-', '').slice(0, 24)}`;
-  let candidate: CandidateSlot | undefined;
+async function stageBaseline(session: OperatorSession, record: ResetRecord, registry: Registry): Promise<void> {
+  const db = await session.connection();
+  await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
+  let rows: Awaited<ReturnType<typeof snapshotRows>>;
+  await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   try {
-    const previous = (await admin.query<{ g: string; s: string }>('SELECT stream_generation AS g, slot_name AS s FROM synchro.wal_progress')).rows[0];
-    if (previous === undefined) throw new StreamResetFailed('capture has never started, so there is no stream to reset');
-    // Refused while another reset is in flight (unique index), before any slot exists.
-    await admin.query("INSERT INTO synchro.stream_resets (reset_id, candidate_slot_name, previous_generation, lifecycle) VALUES ($1, $2, $3, 'preparing')", [resetId, slot, previous.g]);
+    await db.query(fault('cap007-stage-without-exported-snapshot') ? 'SELECT 1' : `SET TRANSACTION SNAPSHOT '${record.snapshotName}'`); // fault: server:cap007-stage-without-exported-snapshot
+    rows = await snapshotRows(db, registry.tables);
+    await db.query('COMMIT');
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+  // Written outside the snapshot (the record changed after it was taken), in one commit with the phase.
+  await db.query('BEGIN');
+  try {
+    await db.query('DELETE FROM synchro.reset_staged_rows WHERE reset_id = $1', [record.resetId]);
+    for (const r of rows) {
+      await db.query("INSERT INTO synchro.reset_staged_rows (reset_id, table_id, pk_text, row_image, server_version, state, staged_from) VALUES ($1, $2, $3, $4, $5, $6, 'snapshot')", [
+        record.resetId,
+        r.tableId,
+        r.k,
+        r.s === 'live' ? r.row : null,
+        r.v,
+        r.s,
+      ]);
+    }
+    await db.query("UPDATE synchro.stream_resets SET lifecycle = 'baseline_staged' WHERE reset_id = $1 AND lifecycle = 'preparing'", [record.resetId]);
+    await db.query('COMMIT');
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+  // The snapshot has served its purpose; the candidate slot is permanent and stays.
+  await session.closeReplication();
+  record.lifecycle = 'baseline_staged';
+}
 
-    candidate = await createCandidateSlot(databaseUrl, slot);
-    const generation = randomUUID();
-    const db = new pg.Client({ connectionString: databaseUrl, application_name: 'synchro-stream-reset' });
-    await db.connect();
+/** Applies one decoded row event to the staged rows: the final image and the version of its fence. */
+async function stageEvent(db: pg.ClientBase, resetId: string, ev: RowEvent, commit: string): Promise<void> {
+  if (ev.tableId === null) return;
+  if (ev.op === 'delete' || ev.image === null) {
+    await db.query(
+      `INSERT INTO synchro.reset_staged_rows (reset_id, table_id, pk_text, row_image, server_version, state, staged_from) VALUES ($1, $2, $3, NULL, $4, 'deleted', $5)
+       ON CONFLICT (reset_id, table_id, pk_text) DO UPDATE SET row_image = NULL, server_version = excluded.server_version, state = 'deleted', staged_from = excluded.staged_from`,
+      [resetId, ev.tableId, ev.pkText, ev.fence.version, commit],
+    );
+    return;
+  }
+  const changed: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(ev.image)) if (value !== UNCHANGED) changed[column] = value;
+  // Unchanged (TOASTed) columns keep what the staged row had.
+  await db.query(
+    `INSERT INTO synchro.reset_staged_rows (reset_id, table_id, pk_text, row_image, server_version, state, staged_from) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (reset_id, table_id, pk_text) DO UPDATE SET row_image = coalesce(synchro.reset_staged_rows.row_image, '{}'::jsonb) || excluded.row_image,
+       server_version = excluded.server_version, state = excluded.state, staged_from = excluded.staged_from`,
+    [resetId, ev.tableId, ev.pkText, changed, ev.fence.version, ev.fence.state, commit],
+  );
+}
+
+/**
+ * Phase `catching_up`: decodes the candidate slot from its consistent point up
+ * to the WAL flushed now and applies every transaction not yet applied to the
+ * staged rows, one commit per transaction with the record's catch-up
+ * position. The slot is only peeked: it keeps everything for the worker.
+ */
+async function catchUp(session: OperatorSession, record: ResetRecord, registry: Registry): Promise<void> {
+  const db = await session.connection();
+  if (record.lifecycle === 'baseline_staged') {
+    await db.query("UPDATE synchro.stream_resets SET lifecycle = 'catching_up', caught_up_end_lsn = consistent_point WHERE reset_id = $1", [record.resetId]);
+    record.lifecycle = 'catching_up';
+    record.caughtUpEnd = record.consistentPoint;
+  }
+  const flush = await flushPosition(db);
+  const raw = (await db.query<{ data: Buffer }>(
+    `SELECT data FROM ${fault('cap007-catch-up-consumes-candidate-slot') ? 'pg_logical_slot_get_binary_changes' : 'pg_logical_slot_peek_binary_changes'}($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`, // fault: server:cap007-catch-up-consumes-candidate-slot
+    [record.slot, flush],
+  )).rows.map((r) => r.data);
+  const relations = new Map<number, RelationInfo>();
+  const applied = parseLsn(record.caughtUpEnd as string);
+  for (const tx of groupTransactions(raw)) {
+    // Relations are learnt from every transaction, applied or not, so later events can be read.
+    const events = rowEvents(tx, registry.lookup, relations);
+    if (tx.endLsn <= applied) continue;
+    const commit = formatLsn(tx.commitLsn);
+    await db.query('BEGIN');
     try {
-      await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
-      await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-      await db.query(`SET TRANSACTION SNAPSHOT '${candidate.snapshotName}'`);
-      await db.query("UPDATE synchro.stream_resets SET lifecycle = 'baseline_staged', exported_snapshot_name = $2, consistent_point = $3 WHERE reset_id = $1", [
-        resetId,
-        candidate.snapshotName,
-        candidate.consistentPoint,
-      ]);
-      const events = await snapshotRows(db, tables);
-      // The projected state of the old stream is not reused: every table starts empty.
-      await db.query('DELETE FROM synchro.projections; DELETE FROM synchro.membership_edges; DELETE FROM synchro.scope_rows; DELETE FROM synchro.scope_effects');
-      for (const t of tables.values()) await db.query(`DELETE FROM synchro_projection.${pg.escapeIdentifier(t.name)}`);
-      const at = parseLsn(candidate.consistentPoint);
-      // The ordinary materialization path places the baseline, so versions, membership and scope rows follow its rules.
-      await materializeTransaction(db, generation, { xid: 0, commitLsn: at, endLsn: at, messages: [], contentHash: Buffer.alloc(32) }, events, tables);
-      // A baseline reaches clients only through rebuild: no effect or transaction record of it stays behind.
-      await db.query('DELETE FROM synchro.scope_effects WHERE stream_generation = $1', [generation]);
-      await db.query('DELETE FROM synchro.wal_events WHERE stream_generation = $1', [generation]);
-      await db.query('DELETE FROM synchro.wal_transactions WHERE stream_generation = $1', [generation]);
-      await db.query(
-        `UPDATE synchro.wal_progress SET stream_generation = $1, slot_name = $2, generation_start_lsn = $3, processed_end_lsn = $3,
-           materialized_commit_lsn = NULL, materialized_end_lsn = NULL, acknowledged_end_lsn = $3`,
-        [generation, slot, candidate.consistentPoint],
-      );
-      if (fault('cap003-empty-generation-as-transaction-end')) await db.query('UPDATE synchro.wal_progress SET materialized_commit_lsn = generation_start_lsn, materialized_end_lsn = generation_start_lsn'); // fault: server:cap003-empty-generation-as-transaction-end
-      // Floors belong to the old lineage; the new one starts at generation_start.
-      await db.query('UPDATE synchro.scope_state SET floor_commit_lsn = NULL, floor_event_ordinal = NULL, floor_effect_ordinal = NULL');
-      await db.query("UPDATE synchro.wal_poison SET lifecycle = 'reset', resolved_at = clock_timestamp() WHERE lifecycle = 'active'");
-      await db.query("UPDATE synchro.stream_resets SET lifecycle = 'activated', activation_barrier = consistent_point, target_generation = $2, finished_at = clock_timestamp() WHERE reset_id = $1", [
-        resetId,
-        generation,
-      ]);
+      for (const ev of events) await stageEvent(db, record.resetId, ev, commit);
+      await db.query('UPDATE synchro.stream_resets SET caught_up_end_lsn = $2 WHERE reset_id = $1', [record.resetId, formatLsn(tx.endLsn)]);
       await db.query('COMMIT');
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       throw e;
-    } finally {
-      await db.end();
     }
-    await candidate.connection.end().catch(() => undefined);
-    candidate = undefined;
-    // The old slot would otherwise hold WAL forever.
-    await admin.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1', [previous.s]);
-    return { resetId, streamGeneration: generation, slot, consistentPoint: (await admin.query<{ l: string }>('SELECT generation_start_lsn::text AS l FROM synchro.wal_progress')).rows[0]?.l as string };
-  } catch (e) {
-    // Nothing was activated: the old stream stays as it was, and the candidate goes away.
-    await candidate?.connection.end().catch(() => undefined);
-    await admin.query("UPDATE synchro.stream_resets SET lifecycle = 'aborted', finished_at = clock_timestamp() WHERE reset_id = $1 AND lifecycle <> 'activated'", [resetId]).catch(() => undefined);
-    await admin.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1', [slot]).catch(() => undefined);
-    throw e;
-  } finally {
-    await admin.end();
+    record.caughtUpEnd = formatLsn(tx.endLsn);
+  }
+  // Everything committed before the flush position is applied.
+  if (parseLsn(flush) > parseLsn(record.caughtUpEnd as string)) {
+    await db.query('UPDATE synchro.stream_resets SET caught_up_end_lsn = $2 WHERE reset_id = $1', [record.resetId, flush]);
+    record.caughtUpEnd = flush;
   }
 }
 
+/** Why the candidate slot cannot carry the new stream, or undefined when it can. */
+async function slotRefusal(db: pg.ClientBase, record: ResetRecord): Promise<string | undefined> {
+  if (fault('cap007-activation-skips-slot-verification')) return undefined; // fault: server:cap007-activation-skips-slot-verification
+  const s = (await db.query<{ slot_type: string; plugin: string | null; temporary: boolean; same_db: boolean; wal_status: string | null; invalidation_reason: string | null; confirmed: string | null }>(
+    `SELECT slot_type, plugin, temporary, database IS NOT DISTINCT FROM current_database() AS same_db, wal_status, invalidation_reason, confirmed_flush_lsn::text AS confirmed
+       FROM pg_replication_slots WHERE slot_name = $1`,
+    [record.slot],
+  )).rows[0];
+  if (s === undefined) return 'the candidate slot is missing';
+  if (s.slot_type !== 'logical') return 'the candidate slot is not a logical slot';
+  if (s.temporary) return 'the candidate slot is temporary';
+  if (!s.same_db) return 'the candidate slot belongs to another database';
+  if (s.plugin !== 'pgoutput') return `the candidate slot uses plugin ${s.plugin}, not pgoutput`;
+  if (s.wal_status === 'lost' || s.invalidation_reason !== null) return 'the candidate slot is invalidated';
+  if (s.confirmed === null) return 'the candidate slot has no confirmed position';
+  const confirmed = parseLsn(s.confirmed);
+  // Before the consistent point it is not the slot the snapshot ends at; past what catch-up applied, WAL nobody staged is gone.
+  if (confirmed < parseLsn(record.consistentPoint as string)) return 'the candidate slot starts before the consistent point';
+  if (confirmed > parseLsn(record.caughtUpEnd as string)) return 'the candidate slot was advanced past what catch-up applied';
+  return undefined;
+}
+
+async function refuse(db: pg.ClientBase, record: ResetRecord, reason: string): Promise<never> {
+  await db.query('UPDATE synchro.stream_resets SET last_refusal = $2 WHERE reset_id = $1', [record.resetId, reason]);
+  throw new ActivationRefused(reason);
+}
+
 /**
- * A reset the process died in never activated (activation is one commit), so
- * it is discarded at the next worker start: marked aborted, its candidate slot
- * dropped. A later reset starts over with a new candidate.
+ * Activation: verified, caught up to now, verified again under the record's
+ * lock, then one commit that installs the staged baseline and points the
+ * durable progress at the candidate slot with a new generation.
+ */
+async function activate(session: OperatorSession, record: ResetRecord, registry: Registry): Promise<StreamResetResult> {
+  const db = await session.connection();
+  // Checked before catching up: a slot advanced past what was applied would otherwise look caught up.
+  const early = await slotRefusal(db, record);
+  if (early !== undefined) await refuse(db, record, early);
+  if (fault('cap007-activate-past-uncaught-wal')) record.caughtUpEnd = await flushPosition(db); // fault: server:cap007-activate-past-uncaught-wal
+  await catchUp(session, record, registry);
+  const generation = randomUUID();
+  const barrier = record.caughtUpEnd as string;
+  const old = (await db.query<{ s: string }>('SELECT slot_name AS s FROM synchro.wal_progress')).rows[0]?.s as string;
+  await db.query('BEGIN');
+  try {
+    await db.query('SELECT 1 FROM synchro.stream_resets WHERE reset_id = $1 FOR UPDATE', [record.resetId]);
+    const late = await slotRefusal(db, record);
+    if (late !== undefined) {
+      await db.query('ROLLBACK');
+      await refuse(db, record, late);
+    }
+    const staged = await db.query<{ table_id: string; pk_text: string; row_image: Record<string, unknown>; server_version: string }>(
+      `SELECT table_id, pk_text, row_image, server_version FROM synchro.reset_staged_rows WHERE reset_id = $1 AND state = 'live'
+        ORDER BY table_id COLLATE "C", pk_text COLLATE "C"`,
+      [record.resetId],
+    );
+    const events: RowEvent[] = staged.rows.map((r, i) => ({ ordinal: i, relationOid: null, tableId: r.table_id, op: 'baseline', pkText: r.pk_text, image: r.row_image, fence: { version: r.server_version, state: 'live' } }));
+    // The projected state of the old stream is not reused: every table starts empty.
+    await db.query('DELETE FROM synchro.projections; DELETE FROM synchro.membership_edges; DELETE FROM synchro.scope_rows; DELETE FROM synchro.scope_effects');
+    for (const t of registry.tables.values()) await db.query(`DELETE FROM synchro_projection.${pg.escapeIdentifier(t.name)}`);
+    const at = parseLsn(record.consistentPoint as string);
+    // The ordinary materialization path places the baseline, so versions, membership and scope rows follow its rules.
+    await materializeTransaction(db, generation, { xid: 0, commitLsn: at, endLsn: at, messages: [], contentHash: Buffer.alloc(32) }, events, registry.tables);
+    // A baseline reaches clients only through rebuild: no effect or transaction record of it stays behind.
+    await db.query('DELETE FROM synchro.scope_effects WHERE stream_generation = $1', [generation]);
+    await db.query('DELETE FROM synchro.wal_events WHERE stream_generation = $1', [generation]);
+    await db.query('DELETE FROM synchro.wal_transactions WHERE stream_generation = $1', [generation]);
+    // The worker goes on after the barrier: everything before it is in the baseline. Its start advances the slot there.
+    await db.query(
+      `UPDATE synchro.wal_progress SET stream_generation = $1, slot_name = $2, generation_start_lsn = $3, processed_end_lsn = $4,
+         materialized_commit_lsn = NULL, materialized_end_lsn = NULL, acknowledged_end_lsn = $4`,
+      [generation, fault('cap007-reset-keeps-old-slot') ? old : record.slot, record.consistentPoint, barrier], // fault: server:cap007-reset-keeps-old-slot
+    );
+    if (fault('cap003-empty-generation-as-transaction-end')) await db.query('UPDATE synchro.wal_progress SET materialized_commit_lsn = generation_start_lsn, materialized_end_lsn = generation_start_lsn'); // fault: server:cap003-empty-generation-as-transaction-end
+    // Floors belong to the old lineage; the new one starts at generation_start.
+    await db.query('UPDATE synchro.scope_state SET floor_commit_lsn = NULL, floor_event_ordinal = NULL, floor_effect_ordinal = NULL');
+    await db.query("UPDATE synchro.wal_poison SET lifecycle = 'reset', resolved_at = clock_timestamp() WHERE lifecycle = 'active'");
+    await db.query("UPDATE synchro.stream_resets SET lifecycle = 'activated', activation_barrier = $3, target_generation = $2, last_refusal = NULL, finished_at = clock_timestamp() WHERE reset_id = $1", [
+      record.resetId,
+      generation,
+      barrier,
+    ]);
+    await db.query('COMMIT');
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+  record.lifecycle = 'activated';
+  // The old slot would otherwise hold WAL forever.
+  if (old !== record.slot) await db.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1', [old]);
+  return { resetId: record.resetId, streamGeneration: generation, slot: record.slot, consistentPoint: record.consistentPoint as string };
+}
+
+/** Marks a reset aborted and drops its candidate slot: nothing of it was activated. */
+async function abortRecord(db: pg.ClientBase, record: ResetRecord): Promise<void> {
+  await db.query("UPDATE synchro.stream_resets SET lifecycle = 'aborted', finished_at = clock_timestamp() WHERE reset_id = $1 AND lifecycle NOT IN ('activated', 'aborted')", [record.resetId]);
+  await db.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [record.slot]);
+  record.lifecycle = 'aborted';
+}
+
+
+/**
+ * Drives the operator's reset in one server: start or resume the reset in
+ * flight and run it phase by phase, stopping once the phase `holdAt` is
+ * durable (or running through activation without one).
+ */
+export class StreamResetOperator {
+  private readonly session: OperatorSession;
+  private readonly databaseUrl: string;
+
+  constructor(databaseUrl: string) {
+    this.databaseUrl = databaseUrl;
+    this.session = new OperatorSession(databaseUrl);
+  }
+
+  /** True while a reset is in flight (not activated, not aborted). */
+  async inFlight(): Promise<boolean> {
+    return (await inFlight(await this.session.connection())) !== undefined;
+  }
+
+  /**
+   * Runs the reset in flight (or a new one when `start` and none is) up to
+   * `holdAt`, or through activation. A reset whose snapshot is lost before it
+   * was staged ends aborted. ActivationRefused leaves it in flight.
+   */
+  async drive(registry: Registry, options: { start: boolean; holdAt?: ResetPhase }): Promise<ResetProgress> {
+    const db = await this.session.connection();
+    let record = await inFlight(db);
+    if (record === undefined) {
+      if (!options.start) throw new StreamResetFailed('no stream reset is in flight');
+      try {
+        record = await prepare(this.session, this.databaseUrl);
+      } catch (e) {
+        // Nothing was activated: the old stream stays as it was, and the candidate goes away.
+        const half = await inFlight(db).catch(() => undefined);
+        await this.session.closeReplication();
+        if (half !== undefined) await abortRecord(db, half).catch(() => undefined);
+        throw e;
+      }
+    }
+    const held = (phase: ResetPhase) => options.holdAt === phase && record?.lifecycle === phase;
+    if (held('preparing')) return this.progress(record);
+    if (record.lifecycle === 'preparing') {
+      try {
+        await stageBaseline(this.session, record, registry);
+      } catch (e) {
+        // The snapshot is gone (its creating connection closed, or the operator session died): nothing can stage it.
+        await this.session.closeReplication();
+        await abortRecord(await this.session.connection(), record);
+        return { ...this.progress(record), reason: `the exported snapshot could not be imported: ${(e as Error).message}` };
+      }
+    }
+    if (held('baseline_staged')) return this.progress(record);
+    // Entering catch-up; a reset already catching up goes to activation, which verifies the slot before reading it again.
+    if (record.lifecycle === 'baseline_staged') await catchUp(this.session, record, registry);
+    if (held('catching_up')) return this.progress(record);
+    const result = await activate(this.session, record, registry);
+    return { ...this.progress(record), result };
+  }
+
+  /** Aborts the reset in flight, if any. */
+  async abort(): Promise<ResetProgress | undefined> {
+    await this.session.closeReplication();
+    const db = await this.session.connection();
+    const record = await inFlight(db);
+    if (record === undefined) return undefined;
+    await abortRecord(db, record);
+    return this.progress(record);
+  }
+
+  private progress(record: ResetRecord): ResetProgress {
+    return { resetId: record.resetId, lifecycle: record.lifecycle, slot: record.slot };
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+}
+
+
+/**
+ * Ends every session of the operator's reset (its SQL session and the
+ * replication connection that created the candidate slot), as a crashed
+ * operator would leave it. Returns how many backends were terminated.
+ */
+export async function killOperatorSessions(db: pg.ClientBase): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+    [OPERATOR_APPLICATION],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * A reset the process died in while `preparing` lost its exported snapshot
+ * with the process: it is discarded at the next worker start (marked aborted,
+ * its candidate slot dropped). A staged or catching-up reset stays resumable.
  */
 export async function discardInterruptedResets(db: pg.ClientBase): Promise<void> {
   const { rows } = await db.query<{ slot: string }>(
-    "UPDATE synchro.stream_resets SET lifecycle = 'aborted', finished_at = clock_timestamp() WHERE lifecycle IN ('preparing', 'baseline_staged') RETURNING candidate_slot_name AS slot",
+    "UPDATE synchro.stream_resets SET lifecycle = 'aborted', finished_at = clock_timestamp() WHERE lifecycle = 'preparing' RETURNING candidate_slot_name AS slot",
   );
   for (const r of rows) await db.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [r.slot]);
 }

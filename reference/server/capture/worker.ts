@@ -19,7 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, type StreamResetResult } from '../core/capture-control.ts';
+import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, ResetActivationRefused, type ResetPhase, type ResetProgress, type StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { relationDrifted } from '../core/relation-identity.ts';
@@ -30,7 +30,7 @@ import { readPollStart } from './poll-start.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { RegistryTimeline } from './registry-generations.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
-import { discardInterruptedResets, resetStream } from './stream-reset.ts';
+import { ActivationRefused, discardInterruptedResets, killOperatorSessions, StreamResetFailed, StreamResetOperator } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
 import { assertFencesUnused, type RegistrationKind } from './fence-correlation.ts';
 import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
@@ -114,6 +114,8 @@ export class CaptureWorker implements CaptureHandle {
   private windowFloor = 0;
   /** Test-only: poison and crash points armed by the test controls. */
   private readonly testControls = new CaptureTestControls();
+  /** The operator's stream reset this server drives (its session stays open between held phases). */
+  private resetOperator: StreamResetOperator | undefined;
 
   constructor(options: { databaseUrl: string; log: (line: string) => void }) {
     this.databaseUrl = options.databaseUrl;
@@ -675,18 +677,72 @@ export class CaptureWorker implements CaptureHandle {
   }
 
   /**
-   * Operator stream reset (see stream-reset.ts): the worker finishes the
-   * transaction in hand and stops, the reset activates a new generation on a
-   * new slot (or changes nothing when it fails), and the worker starts again
-   * from whatever the durable progress now names.
+   * Operator stream reset (see stream-reset.ts) in one call: the worker
+   * finishes the transaction in hand and stops, the reset runs every phase
+   * and activates a new generation on a new slot (or is aborted and changes
+   * nothing when it fails), and the worker starts again from whatever the
+   * durable progress now names.
    */
   async resetStream(): Promise<StreamResetResult> {
+    const progress = await this.driveReset({ start: true }).catch(async (e: unknown) => {
+      // A one-call reset leaves nothing in flight: what it could not finish is aborted.
+      await this.abortReset().catch(() => undefined);
+      throw e;
+    });
+    if (progress.result === undefined) throw new StreamResetFailed(progress.reason ?? `the stream reset ended ${progress.lifecycle}`);
+    return progress.result;
+  }
+
+  /**
+   * Operator stream reset, phase by phase: the worker stops while a reset is
+   * in flight and starts again, from the durable progress, once it is
+   * activated or aborted. A refused activation leaves the reset in flight
+   * (and the worker stopped) for the operator to decide.
+   */
+  async driveReset(options: { start: boolean; holdAt?: ResetPhase }): Promise<ResetProgress> {
     await this.pause();
+    this.resetOperator ??= new StreamResetOperator(this.databaseUrl);
+    let progress: ResetProgress;
     try {
-      return await resetStream(this.databaseUrl, (await this.tableLookup()).tables);
-    } finally {
-      await this.reopen();
+      progress = await this.resetOperator.drive((await this.registryNow()), options);
+    } catch (e) {
+      if (e instanceof ActivationRefused) throw new ResetActivationRefused(e.message);
+      if (!(await this.resetOperator.inFlight().catch(() => false))) await this.reopen();
+      throw e;
     }
+    if (progress.lifecycle === 'activated' || progress.lifecycle === 'aborted') await this.reopen();
+    return progress;
+  }
+
+  async abortReset(): Promise<ResetProgress | undefined> {
+    await this.pause();
+    this.resetOperator ??= new StreamResetOperator(this.databaseUrl);
+    const progress = await this.resetOperator.abort();
+    await this.reopen();
+    return progress;
+  }
+
+  async killResetOperator(): Promise<number> {
+    const admin = new pg.Client({ connectionString: this.databaseUrl });
+    await admin.connect();
+    try {
+      const killed = await killOperatorSessions(admin);
+      // Termination is signalled, not awaited: wait until the operator's backends are gone.
+      const deadline = Date.now() + 10_000;
+      while ((await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'synchro-reset-operator'")).rowCount !== 0) {
+        if (Date.now() > deadline) throw new Error('the operator sessions did not end after termination');
+      }
+      return killed;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  /** The registry as it stands now, read on a session of its own (the worker's may be closed while paused). */
+  private async registryNow(): Promise<{ lookup: TableLookup; tables: Map<string, RegisteredTable> }> {
+    if (this.db !== undefined && !this.killed) return this.tableLookup();
+    // Paused or killed: the generation in force at the worker's durable position.
+    return this.registryTimeline.started ?? this.tableLookup();
   }
 
   /** Closes the worker's sessions after a pause or a kill and starts again from the durable progress. */
@@ -721,6 +777,7 @@ export class CaptureWorker implements CaptureHandle {
     // A worker held before its commit would never finish its poll: it gives up, and its transaction rolls back.
     this.testControls.abortHold();
     await this.running;
+    await this.resetOperator?.close();
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()").catch(() => undefined);
     await this.closeSessions();
   }

@@ -16,7 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool, PoolClient } from 'pg';
 import { checkContentType, parseBody, readBody } from '../core/body.ts';
-import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS, HoldNotArmed } from '../core/capture-control.ts';
+import { type CaptureHandle, CapturePoisoned, CaptureStopped, CRASH_POINTS, HoldNotArmed, RESET_PHASES, ResetActivationRefused, type ResetPhase, type ResetProgress } from '../core/capture-control.ts';
 import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
@@ -119,6 +119,17 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
 }
 
 /** Checks that `value` has no members beyond `allowed` and all of `required`. */
+/** A reset's progress as a control answers it. */
+function resetAnswer(p: ResetProgress): Record<string, unknown> {
+  return {
+    reset_id: p.resetId,
+    lifecycle: p.lifecycle,
+    slot: p.slot,
+    ...(p.reason === undefined ? {} : { reason: p.reason }),
+    ...(p.result === undefined ? {} : { stream_generation: p.result.streamGeneration, generation_start_lsn: p.result.consistentPoint }),
+  };
+}
+
 function members(value: Record<string, unknown>, required: readonly string[], optional: readonly string[] = []): void {
   const keys = Object.keys(value);
   const extra = keys.filter((k) => !required.includes(k) && !optional.includes(k));
@@ -222,6 +233,23 @@ function controlTable(options: ControlOptions): Record<string, Control> {
       return { worker: state };
     },
   });
+  /** `hold_at` (optional) names the phase to stop at once durable; without it the reset runs through activation. */
+  const resetDriveControl = (path: string, start: boolean): Control => ({
+    method: 'POST',
+    path,
+    run: async (req) => {
+      const value = await body(req);
+      members(value, [], ['hold_at']);
+      const holdAt = RESET_PHASES.find((p) => p === value.hold_at);
+      if (value.hold_at !== undefined && holdAt === undefined) throw invalid(`hold_at must be one of ${RESET_PHASES.join(', ')}`);
+      try {
+        return resetAnswer(await worker().driveReset({ start, holdAt: holdAt as ResetPhase | undefined }));
+      } catch (e) {
+        if (e instanceof ResetActivationRefused) throw new ControlError('refused', 409, `activation refused: ${e.message}`);
+        throw e;
+      }
+    },
+  });
   const table: Record<string, Control> = {
     'capture.await': {
       method: 'POST',
@@ -282,6 +310,26 @@ function controlTable(options: ControlOptions): Record<string, Control> {
         // The operator's stream reset: answers once the new generation is active and the worker runs on its slot.
         const r = await worker().resetStream();
         return { reset_id: r.resetId, stream_generation: r.streamGeneration, slot: r.slot, generation_start_lsn: r.consistentPoint };
+      },
+    },
+    // The operator's reset phase by phase: start (or continue) it up to a held phase, or through activation.
+    'capture.reset-start': resetDriveControl('capture/reset-start', true),
+    'capture.reset-continue': resetDriveControl('capture/reset-continue', false),
+    'capture.reset-abort': {
+      method: 'POST',
+      path: 'capture/reset-abort',
+      run: async (req) => {
+        members(await body(req), []);
+        const p = await worker().abortReset();
+        return p === undefined ? { lifecycle: null } : resetAnswer(p);
+      },
+    },
+    'capture.reset-kill-operator': {
+      method: 'POST',
+      path: 'capture/reset-kill-operator',
+      run: async (req) => {
+        members(await body(req), []);
+        return { terminated: await worker().killResetOperator() };
       },
     },
     'clock.now': { method: 'GET', path: 'clock', run: async () => clockState() },

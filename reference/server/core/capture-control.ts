@@ -26,6 +26,22 @@ export interface StreamResetResult {
   consistentPoint: string;
 }
 
+/** The durable phases an operator's reset can be held at (capture/stream-reset.ts). */
+export const RESET_PHASES = ['preparing', 'baseline_staged', 'catching_up'] as const;
+export type ResetPhase = (typeof RESET_PHASES)[number];
+
+/** Where an operator's reset stands after a control call; `result` once activated, `reason` when it ended aborted. */
+export interface ResetProgress {
+  resetId: string;
+  lifecycle: ResetPhase | 'activated' | 'aborted';
+  slot: string;
+  result?: StreamResetResult;
+  reason?: string;
+}
+
+/** Activation was refused (the candidate slot cannot carry the stream); the reset stays in flight. */
+export class ResetActivationRefused extends Error {}
+
 /** The worker as its callers see it. */
 export interface CaptureHandle {
   /** Resolves once everything committed before the call is materialized and acknowledged; CapturePoisoned or CaptureStopped when it cannot. */
@@ -40,4 +56,10 @@ export interface CaptureHandle {
   awaitHold(timeoutMs: number): Promise<void>;
   armCrash(point: CrashPoint): void;
   resetStream(): Promise<StreamResetResult>;
+  /** Starts an operator reset (or resumes the one in flight) and runs it until `holdAt` is durable, or through activation. */
+  driveReset(options: { start: boolean; holdAt?: ResetPhase }): Promise<ResetProgress>;
+  /** Aborts the reset in flight; capture goes on with the old stream. */
+  abortReset(): Promise<ResetProgress | undefined>;
+  /** Terminates the operator session of the reset (its database connections), as a crash of the operator would. */
+  killResetOperator(): Promise<number>;
 }

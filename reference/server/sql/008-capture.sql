@@ -258,7 +258,7 @@ BEGIN
   -- A reset that has started but not activated leaves the old stream blocked.
   v_checks := v_checks || jsonb_build_object('stream_reset', CASE
     WHEN v_prog IS NULL THEN jsonb_build_object('state', 'unknown', 'reason', 'health_query_unavailable')
-    WHEN EXISTS (SELECT 1 FROM synchro.stream_resets WHERE lifecycle IN ('preparing', 'baseline_staged'))
+    WHEN EXISTS (SELECT 1 FROM synchro.stream_resets WHERE lifecycle IN ('preparing', 'baseline_staged', 'catching_up'))
       THEN jsonb_build_object('state', f, 'reason', 'stream_reset_incomplete')
     ELSE ok END);
 
