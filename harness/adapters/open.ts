@@ -5,7 +5,7 @@
 import { threadId } from 'node:worker_threads';
 import { openHttpServer } from './http-server.ts';
 import { openModuleServer } from './module-server.ts';
-import { openReferenceServer } from './reference-server.ts';
+import { openReferenceServer, referenceServerAlive } from './reference-server.ts';
 import type { ScenarioSetup, ServerAdapter } from './server.ts';
 import type { ServerSetup } from './setup.ts';
 import { takeWarm } from './warm-pool.ts';
@@ -29,7 +29,8 @@ export function openServer(setup: ServerSetup, scenario: ScenarioSetup): Promise
       // A server the scenario will kill runs in a process of its own, started for it alone.
       // So does one whose network the harness observes or restricts, or whose database it crashes.
       if (scenario.ownProcess === true || scenario.network !== undefined || scenario.ownDatabase === true) return start();
-      return takeWarm(key, start, (server) => server.close());
+      // A server prepared during the previous scenario is handed out only while its process still runs.
+      return takeWarm(key, start, (server) => server.close(), referenceServerAlive);
     }
     case 'http':
       return openHttpServer(setup, scenario);

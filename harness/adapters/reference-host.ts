@@ -21,12 +21,15 @@ interface Pending {
 export interface HostedInstance {
   baseUrl: string;
   stop(): Promise<void>;
+  /** False once the process serving it is gone (a host that died takes every instance in it along). */
+  alive(): boolean;
 }
 
 class ServerHost {
   readonly #child: OwnedProcess;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
+  #closing = false;
 
   constructor(entry: string, cwd: string, faults: readonly string[]) {
     const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}) };
@@ -41,6 +44,8 @@ class ServerHost {
       const error = new Error(`the reference server host ${describeExit(exit)}\n${this.#child.stderr.trim().split('\n').slice(-20).join('\n')}`);
       for (const pending of this.#pending.values()) pending.reject(error);
       this.#pending.clear();
+      // Its instances went with it, including any a scenario holds: say so where the run's output shows it.
+      if (!this.#closing) process.stderr.write(`[harness] ${error.message}\n`);
     });
   }
 
@@ -76,10 +81,11 @@ class ServerHost {
   async start(databaseUrl: string, jwtSecret: string): Promise<HostedInstance> {
     const answer = await this.#request({ start: { databaseUrl, jwtSecret } });
     const instance = String(answer.instance);
-    return { baseUrl: String(answer.url), stop: () => this.#request({ stop: instance }).then(() => undefined) };
+    return { baseUrl: String(answer.url), stop: () => this.#request({ stop: instance }).then(() => undefined), alive: () => this.alive };
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     // Waiting for it to go is work in progress: it holds the harness until then.
     this.#child.holdsHarness(true);
     this.#child.process.stdin?.end();

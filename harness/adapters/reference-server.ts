@@ -236,6 +236,7 @@ async function startServerProcess(setup: ReferenceServerSetup, url: string, faul
     return {
       baseUrl,
       stderr: () => child.stderr,
+      alive: () => child.alive,
       stop: async () => {
         await detach();
         await child.stop(5_000);
@@ -369,7 +370,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     started = next;
   });
   let closed = false;
-  return {
+  const opened: ServerAdapter = {
     ...adapter,
     ...(seed ? { seed } : {}),
     ...(ownProcess?.process ? { process: ownProcess.process } : {}),
@@ -387,6 +388,16 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       await dropDatabase();
     },
   };
+  serving.set(opened, () => started.alive());
+  return opened;
+}
+
+/** Whether the process serving each opened server is still running (a restarted own process counts by its newest). */
+const serving = new WeakMap<ServerAdapter, () => boolean>();
+
+/** False once the process that served `server` is gone; true for a server this module did not open. */
+export function referenceServerAlive(server: ServerAdapter): boolean {
+  return serving.get(server)?.() ?? true;
 }
 
 /**

@@ -28,19 +28,26 @@ class WarmPool<T> {
     this.#dispose = dispose;
   }
 
-  /** A prepared item when one is waiting (or still starting), else a new one; then the next is prepared. */
-  async take(): Promise<T> {
+  /**
+   * A prepared item when one is waiting (or still starting) and still
+   * `usable`, else a new one; then the next is prepared.
+   */
+  async take(usable: (item: T) => boolean = () => true): Promise<T> {
     if (this.#closed) throw new Error('the warm pool was drained: no more items are handed out');
     const slot = this.#ready;
     this.#ready = undefined;
     this.#prepare();
     if (slot !== undefined) {
+      let item: T | undefined;
       try {
-        return await slot.item;
+        item = await slot.item;
       } catch {
         // A start that failed in the background is tried once more in the
         // foreground, so its error (if it fails again) belongs to this taker.
       }
+      if (item !== undefined && usable(item)) return item;
+      // One that died while waiting (its process was lost meanwhile) is disposed of, never handed out.
+      if (item !== undefined) await this.#dispose(item).catch(() => undefined);
     }
     return this.#create();
   }
@@ -75,15 +82,16 @@ const cleanupErrors: string[] = [];
 
 /**
  * Takes an item from the pool for `key`, creating the pool on first use.
- * `create` must start a fresh, fully isolated item each time it is called.
+ * `create` must start a fresh, fully isolated item each time it is called;
+ * a prepared item that is no longer `usable` is disposed of and replaced.
  */
-export function takeWarm<T>(key: string, create: () => Promise<T>, dispose: (item: T) => Promise<void>): Promise<T> {
+export function takeWarm<T>(key: string, create: () => Promise<T>, dispose: (item: T) => Promise<void>, usable?: (item: T) => boolean): Promise<T> {
   let pool = pools.get(key) as WarmPool<T> | undefined;
   if (pool === undefined) {
     pool = new WarmPool(create, dispose);
     pools.set(key, pool as WarmPool<unknown>);
   }
-  return pool.take();
+  return pool.take(usable);
 }
 
 /**

@@ -4,6 +4,7 @@
  * a moved clock, not a log line, not a fault switch.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { openServer } from '../../harness/adapters/open.ts';
 import { type PreparedServer, prepareReferenceServer } from '../../harness/adapters/reference-server.ts';
@@ -92,5 +93,41 @@ test('a fault switch of one run is not in a scenario of another', async () => {
     assert.equal(twice, once, 'without the switch an unchanged set keeps its version');
   } finally {
     await clean.close();
+  }
+});
+
+/** The server host processes this test process started (each `reference/server/host.ts`). */
+function hostProcesses(): number[] {
+  const lines = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n');
+  return lines.filter((line) => line.includes('server/host.ts')).map((line) => Number.parseInt(line.trim(), 10));
+}
+
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('a server prepared ahead is not handed out once its host died; the next scenario gets a live one', async () => {
+  const first = await scenario();
+  await first.close();
+  // The server prepared for the next scenario of this key lives in the host killed here.
+  const hosts = hostProcesses();
+  assert.ok(hosts.length > 0, 'a server host is running');
+  for (const pid of hosts) process.kill(pid, 'SIGKILL');
+  const deadline = Date.now() + 10_000;
+  while (hosts.some(running)) {
+    assert.ok(Date.now() < deadline, 'the killed hosts did not end');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const next = await scenario();
+  try {
+    const answer = await fetch(`${next.baseUrl}/ready`);
+    assert.ok(answer.status === 200 || answer.status === 503, `the next scenario's server answers (${answer.status})`);
+  } finally {
+    await next.close();
   }
 });

@@ -607,7 +607,8 @@ export class CaptureWorker implements CaptureHandle {
   async pause(): Promise<void> {
     this.paused = true;
     await this.running;
-    if (!this.killed) await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()");
+    // A killed worker, or one whose session the database dropped (a restart), has no session to record it on.
+    if (!this.killed && !this.sessionLost) await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()");
   }
 
   /**
@@ -740,7 +741,7 @@ export class CaptureWorker implements CaptureHandle {
 
   /** The registry as it stands now, read on a session of its own (the worker's may be closed while paused). */
   private async registryNow(): Promise<{ lookup: TableLookup; tables: Map<string, RegisteredTable> }> {
-    if (this.db !== undefined && !this.killed) return this.tableLookup();
+    if (this.db !== undefined && !this.killed && !this.sessionLost) return this.tableLookup();
     // Paused or killed: the generation in force at the worker's durable position.
     return this.registryTimeline.started ?? this.tableLookup();
   }

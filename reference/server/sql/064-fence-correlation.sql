@@ -68,10 +68,11 @@ BEGIN
       RAISE EXCEPTION 'the primary key of a registered relation cannot change' USING ERRCODE = '23514';
     END IF;
     v_state := CASE WHEN v_deleted_col <> '' AND v_new ->> v_deleted_col IS NOT NULL THEN 'deleted' ELSE 'live' END;
-    IF TG_OP = 'INSERT' AND (SELECT c.xmin FROM pg_class c WHERE c.oid = TG_RELID) = v_xact::xid THEN
-      -- The relation's catalog row was rewritten in this transaction (by TRUNCATE, a table
-      -- rewrite or its creation), which COPY ... FREEZE requires: frozen rows defeat the
-      -- order check, so no insert is fenced until the transaction that changed it ends.
+    IF TG_OP = 'INSERT' AND (SELECT c.xmin = v_xact::xid AND c.relfilenode <> c.oid FROM pg_class c WHERE c.oid = TG_RELID) THEN
+      -- The relation's storage was replaced in this transaction (its catalog row written here and
+      -- its file no longer the one it was created with: TRUNCATE or a rewrite), which COPY ... FREEZE
+      -- requires: frozen rows defeat the order check, so no insert is fenced until that transaction
+      -- ends. A creation or registration in the same transaction keeps the first file and passes.
       RAISE EXCEPTION 'a registered relation whose storage changed in this transaction accepts no insert (COPY FREEZE)' USING ERRCODE = '0A000';
     END IF;
   END IF;
