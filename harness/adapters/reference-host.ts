@@ -81,7 +81,12 @@ class ServerHost {
   async start(databaseUrl: string, jwtSecret: string): Promise<HostedInstance> {
     const answer = await this.#request({ start: { databaseUrl, jwtSecret } });
     const instance = String(answer.instance);
-    return { baseUrl: String(answer.url), stop: () => this.#request({ stop: instance }).then(() => undefined), alive: () => this.alive };
+    return {
+      baseUrl: String(answer.url),
+      // An instance whose host died is stopped already: only its database is left to drop.
+      stop: () => (this.alive ? this.#request({ stop: instance }).then(() => undefined) : Promise.resolve()),
+      alive: () => this.alive,
+    };
   }
 
   async close(): Promise<void> {
