@@ -167,7 +167,6 @@ Feature: Registered Key And Replica Identity
         """
         <sql>
         """
-      And capture has materialized every committed source transaction
       Then the statement fails with SQLSTATE "23514"
       And server inspection shows no event, row version or pull effect for a key other than "p-1" in table "parts"
 

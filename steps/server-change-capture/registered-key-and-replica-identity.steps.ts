@@ -13,6 +13,7 @@ import { fencesOfMutation, inspectRows } from '../support/capture/inspection.ts'
 import { rememberGenerationBefore } from '../support/capture-order/registry-generations.ts';
 import { attemptAsOwner, contractState, outcome } from '../support/scopes/function-contract.ts';
 import { currentManifest } from '../support/schema-and-versions/manifests.ts';
+import { awaitCapture } from '../support/source-schema.ts';
 import { literal } from '../support/scopes/roles.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -116,6 +117,12 @@ Then('the statement fails with SQLSTATE {string}', function (this: SyncWorld, sq
 });
 
 Then('server inspection shows no event, row version or pull effect for a key other than {string} in table {string}', async function (this: SyncWorld, key: string, table: string) {
+  // The records below count once capture caught up; a capture the statement blocked is an effect of it too.
+  const capture = await awaitCapture(this).then(
+    () => 'caught up',
+    (error: Error) => `blocked: ${error.message}`,
+  );
+  this.assert.equal(capture, 'caught up', 'capture after the statement');
   const [registered] = await inspectRows<{ table_id: string }>(this, "SELECT table_id FROM synchro.relations WHERE physical_schema = 'public' AND physical_relation = $1 AND active", [table]);
   if (registered === undefined) throw new Error(`server inspection shows no active registration of public.${table}`);
   const [seen] = await inspectRows<{ events: string[]; versions: string[]; effects: string[]; projections: string[] }>(
