@@ -7,7 +7,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { DatabaseRole, ExtensionControl, ExtensionDatabase, RoleStatementOutcome, Row } from './server.ts';
+import type { DatabaseRole, ExtensionControl, ExtensionDatabase, Row } from './server.ts';
+import { statementAsLogin } from './sql-controls.ts';
 
 /** What the control needs of a cluster (the reference cluster module offers it). */
 export interface ExtensionCluster {
@@ -31,24 +32,6 @@ async function run(url: string, sql: string): Promise<Row[]> {
   }
 }
 
-async function asLogin(url: string, sql: string): Promise<RoleStatementOutcome> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    const login = String((await client.query<{ login: string }>('SELECT session_user AS login')).rows[0]?.login);
-    try {
-      const result = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
-      const last = Array.isArray(result) ? result[result.length - 1] : result;
-      return { ok: true, login, rows: (last?.rows ?? []) as Row[] };
-    } catch (error) {
-      const { code, message } = error as { code?: string; message: string };
-      return { ok: false, login, sqlstate: code ?? '', message };
-    }
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /**
  * `prefix` names the scenario's databases (`<prefix>_<label>`); `faults`
@@ -82,7 +65,7 @@ export function extensionControl(cluster: ExtensionCluster, name: string, prefix
         async asRole(role, sql) {
           const login = roleUrl(url, role);
           if (login === undefined) throw new Error(`the adapter has no login for role "${role}"`);
-          return await asLogin(login, sql);
+          return await statementAsLogin(login, sql);
         },
       };
       return handle;

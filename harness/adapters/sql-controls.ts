@@ -44,23 +44,7 @@ export class SqlControls {
   async #asRole(role: DatabaseRole, sql: string): Promise<RoleStatementOutcome> {
     const url = this.#roleUrls[role];
     if (url === undefined) throw new Error(`the adapter has no login for role "${role}"`);
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      const login = String((await client.query<{ login: string }>('SELECT session_user AS login')).rows[0]?.login);
-      try {
-        // Several statements answer one result each; the last one is the statement's answer.
-        const result = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
-        const last = Array.isArray(result) ? result[result.length - 1] : result;
-        return { ok: true, login, rows: (last?.rows ?? []) as Row[] };
-      } catch (error) {
-        const { code, message } = error as { code?: string; message: string };
-        return { ok: false, login, sqlstate: code ?? '', message };
-      }
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    return statementAsLogin(url, sql);
   }
 
   // One connection per scenario, opened on first use: scenarios that never touch SQL pay nothing.
@@ -211,4 +195,28 @@ export class SqlControls {
     healthDetail: () => this.#scalar('SELECT synchro.synchro_health_detail()'),
     query: (sql, params) => this.query(sql, params),
   };
+}
+
+/**
+ * Runs `sql` on a connection of its own to `url` and reports the login it ran
+ * as; a refusal is an answer (its SQLSTATE), not an error. Several statements
+ * answer one result each: the last one is the statement's answer.
+ */
+export async function statementAsLogin(url: string, sql: string): Promise<RoleStatementOutcome> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const login = String((await client.query<{ login: string }>('SELECT session_user AS login')).rows[0]?.login);
+    try {
+      const result = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(result) ? result[result.length - 1] : result;
+      return { ok: true, login, rows: (last?.rows ?? []) as Row[] };
+    } catch (error) {
+      const { code, message } = error as { code?: string; message: string };
+      return { ok: false, login, sqlstate: code ?? '', message };
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
