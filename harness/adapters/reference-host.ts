@@ -41,7 +41,7 @@ class ServerHost {
     this.#child.holdsHarness(false);
     createInterface({ input: this.#child.process.stdout as NodeJS.ReadableStream }).on('line', (line) => this.#answer(line));
     void this.#child.exited.then((exit) => {
-      const error = new Error(`the reference server host ${describeExit(exit)}\n${this.#child.stderr.trim().split('\n').slice(-20).join('\n')}`);
+      const error = new Error(`the reference server host ${describeExit(exit)}\n${this.#child.stderr.trim().split('\n').slice(-60).join('\n')}`);
       for (const pending of this.#pending.values()) pending.reject(error);
       this.#pending.clear();
       // Its instances went with it, including any a scenario holds: say so where the run's output shows it.

@@ -474,7 +474,7 @@ export class StreamResetOperator {
  */
 export async function killOperatorSessions(db: pg.ClientBase): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
-    'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+    'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND pid <> pg_backend_pid()',
     [OPERATOR_APPLICATION],
   );
   return rows[0]?.n ?? 0;

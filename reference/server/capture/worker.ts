@@ -572,6 +572,8 @@ export class CaptureWorker implements CaptureHandle {
   async catchUp(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const db = new pg.Client({ connectionString: this.databaseUrl });
+    // A session ended from outside (a dropped database, a restart) fails the query in hand; unlistened, it would end the process.
+    db.on('error', () => undefined);
     await db.connect();
     try {
       const target = parseLsn(await flushWal(db));
@@ -645,6 +647,7 @@ export class CaptureWorker implements CaptureHandle {
   private async terminateSessions(): Promise<void> {
     const pids = [this.db, this.listener].map((c) => (c as unknown as { processID?: number } | undefined)?.processID).filter((p): p is number => typeof p === 'number');
     const admin = new pg.Client({ connectionString: this.databaseUrl });
+    admin.on('error', () => undefined);
     await admin.connect();
     try {
       await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
@@ -725,12 +728,13 @@ export class CaptureWorker implements CaptureHandle {
 
   async killResetOperator(): Promise<number> {
     const admin = new pg.Client({ connectionString: this.databaseUrl });
+    admin.on('error', () => undefined);
     await admin.connect();
     try {
       const killed = await killOperatorSessions(admin);
       // Termination is signalled, not awaited: wait until the operator's backends are gone.
       const deadline = Date.now() + 10_000;
-      while ((await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'synchro-reset-operator'")).rowCount !== 0) {
+      while ((await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'synchro-reset-operator' AND datname = current_database()")).rowCount !== 0) {
         if (Date.now() > deadline) throw new Error('the operator sessions did not end after termination');
       }
       return killed;

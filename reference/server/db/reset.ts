@@ -25,8 +25,12 @@ export async function wipeDatabase(databaseUrl: string): Promise<void> {
     const triggers = await db.query<{ evtname: string }>('SELECT evtname FROM pg_event_trigger');
     for (const { evtname } of triggers.rows) await db.query(`DROP EVENT TRIGGER ${quoteIdent(evtname)}`);
     const schemas = await db.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'");
+    // Extensions installed in those schemas go first, each with every object it created (its other schemas among them).
+    const extensions = await db.query<{ extname: string }>(
+      "SELECT e.extname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'",
+    );
     await db.query('BEGIN');
-    // Dropping an extension's schema drops the extension and every schema it created with it.
+    for (const { extname } of extensions.rows) await db.query(`DROP EXTENSION IF EXISTS ${quoteIdent(extname)} CASCADE`);
     for (const { nspname } of schemas.rows) await db.query(`DROP SCHEMA IF EXISTS ${quoteIdent(nspname)} CASCADE`);
     // As CREATE DATABASE leaves it (PostgreSQL 15 and later).
     await db.query('CREATE SCHEMA public AUTHORIZATION pg_database_owner');
