@@ -62,9 +62,10 @@ Feature: Atomic Version Compare And Swap
 
   Rule: the lock, the comparison, the source transition and the version fence transition are one atomic step
 
-    @cap:provision
+    @cap:provision @cap:sourceSql
     Scenario: eight concurrent updates from the same base apply exactly once
       Given clients "W1" to "W8" of user "alice" have connected
+      And the harness holds row "n-1" of table "notes" locked in a source transaction
       When clients "W1" to "W8" each push, at the same moment, one update of row "n-1" of table "notes" with base_version "V1", each setting body to its own client name
       Then exactly 1 of the 8 outcomes is "applied"
       And the other 7 outcomes are conflicts with code "version_conflict" carrying the winner's server_row and server_version

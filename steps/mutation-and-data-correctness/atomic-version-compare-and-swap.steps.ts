@@ -13,7 +13,7 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import fc from 'fast-check';
 import { answeredPushOf, awaitAnswers, lockWaits, onlyOutcome, openGates, raceState, startOne, startPush, waitFor } from '../support/mutations/push-gates.ts';
 import { clientRange, type Round, roundsState, runRace, winnerOf } from '../support/mutations/race-rounds.ts';
-import { awaitBlockedBy, beginHeld, blockedBy, endHeld, heldTransaction, lockWaitOf, probeRowLock } from '../support/mutations/source-sessions.ts';
+import { awaitBlockedBy, beginHeld, blockedBy, endHeld, heldTransaction, holdsTransaction, lockWaitOf, probeRowLock } from '../support/mutations/source-sessions.ts';
 import { lastPush, ledgerState, type Obj, thatMutation, thatOutcomeOf } from '../support/push-ledger/state.ts';
 import { servedRow, servedRows } from '../support/server-rows.ts';
 import { labelledVersion, versionLabels } from '../support/version-labels.ts';
@@ -104,11 +104,27 @@ function noteRound(world: SyncWorld, round: Round): void {
   ledgerState(world).group = round.pushes.map((p) => p.reply);
 }
 
+Given('the harness holds row {string} of table {string} locked in a source transaction', async function (this: SyncWorld, pk: string, table: string) {
+  const key = this.model.keyColumn(table).name;
+  await beginHeld(this, `SELECT 1 FROM public.${table} WHERE ${key} = '${pk.replaceAll("'", "''")}' FOR UPDATE`, true);
+});
+
 When(
   /^clients "([^"]+)" to "([^"]+)" each push, at the same moment, one update of row "([^"]+)" of table "([^"]+)" with base_version "([^"]+)", each setting body to its own client name$/,
   async function (this: SyncWorld, first: string, last: string, pk: string, table: string, base: string) {
     const ops = clientRange(first, last).map((client) => ({ client, op: 'update' as const }));
-    noteRound(this, await runRace(this, { table, pk, base: labelledVersion(this, base), ops }));
+    // With the row held by the harness, every push reaches the row (a locking read, or an unlocked read and then its write)
+    // before any of them may write: the held transaction is rolled back once all of them wait for a row lock or some answered.
+    const lineUp = holdsTransaction(this)
+      ? async () => {
+          await waitFor(this, `the ${ops.length} pushes did not all wait for the held row`, async () => {
+            const waits = await lockWaits(this);
+            return (waits.get('transactionid') ?? 0) + (waits.get('tuple') ?? 0) >= ops.length ? true : undefined;
+          });
+          await endHeld(this, 'ROLLBACK');
+        }
+      : undefined;
+    noteRound(this, await runRace(this, { table, pk, base: labelledVersion(this, base), ops }, undefined, lineUp));
   },
 );
 

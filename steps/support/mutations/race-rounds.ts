@@ -79,7 +79,7 @@ function bodyOf(client: string): Record<string, unknown> {
 }
 
 /** Every client of the plan sends its push at once; resolves when all are answered. */
-export async function runRace(world: SyncWorld, plan: RacePlan, columnsFor: (client: string) => Record<string, unknown> = bodyOf): Promise<Round> {
+export async function runRace(world: SyncWorld, plan: RacePlan, columnsFor: (client: string) => Record<string, unknown> = bodyOf, whileInFlight?: () => Promise<void>): Promise<Round> {
   const pkValue = cellValue(world.model.keyColumn(plan.table), plan.pk);
   const sends = plan.ops.map(({ client, op }) => {
     const wire = world.wire(client);
@@ -93,7 +93,10 @@ export async function runRace(world: SyncWorld, plan: RacePlan, columnsFor: (cli
     return { client, op, mutation, body: wire.pushBody([mutation]) };
   });
   // Bodies first, then every request in the same tick: nothing but the server orders them.
-  const replies = await Promise.all(sends.map((s) => world.wire(s.client).post('/sync/push', s.body, { endpoint: 'push' })));
+  const answering = Promise.all(sends.map((s) => world.wire(s.client).post('/sync/push', s.body, { endpoint: 'push' })));
+  // A caller that lines the pushes up (all waiting on one row lock) releases them here, while they are in flight.
+  if (whileInFlight !== undefined) await whileInFlight();
+  const replies = await answering;
   const pushes = sends.map((s, k) => {
     const reply = replies[k] as Reply;
     const all = reply.status === 200 ? [...((reply.json?.accepted ?? []) as Json[]), ...((reply.json?.rejected ?? []) as Json[])] : [];

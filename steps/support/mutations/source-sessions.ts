@@ -55,6 +55,11 @@ export async function beginHeld(world: SyncWorld, statement: string, awaitStatem
   return tx;
 }
 
+/** Whether the harness holds an open source transaction in this scenario. */
+export function holdsTransaction(world: SyncWorld): boolean {
+  return held.has(world);
+}
+
 export function heldTransaction(world: SyncWorld): HeldTransaction {
   const tx = held.get(world);
   if (tx === undefined) throw new Error('the harness holds no open source transaction in this scenario');
