@@ -60,6 +60,8 @@ class Device {
   readonly path = tempDb();
   readonly clientId: string;
   loseNextPushResponse = false;
+  /** Push requests sent so far, so the settle loop can tell whether a sync wrote anything to the server. */
+  pushesSent = 0;
   client!: SynchroClient;
   readonly #transport: Transport;
 
@@ -67,6 +69,7 @@ class Device {
     this.clientId = clientId;
     const real = httpTransport(url, () => token);
     this.#transport = async (path, requestBody) => {
+      if (path === '/sync/push') this.pushesSent += 1;
       const res = await real(path, requestBody);
       if (path === '/sync/push' && this.loseNextPushResponse) {
         this.loseNextPushResponse = false;
@@ -80,10 +83,15 @@ class Device {
     this.client = await SynchroClient.open({ path: this.path, clientId: this.clientId, transport: this.#transport, clock: instantClock(), random: () => 0 });
   }
 
-  /** A sync; an error state (which no step of these histories should reach) fails the run with its reason. */
-  async sync(): Promise<void> {
+  /**
+   * A sync; an error state (which no step of these histories should reach)
+   * fails the run with its reason. `blocked` (a retryable refusal such as a
+   * 503 on a loaded machine) is returned so the settle loop can go round again.
+   */
+  async sync(): Promise<'idle' | 'blocked'> {
     const { completion, status } = await this.client.syncNow();
     if (completion === 'error') throw new Error(`client ${this.clientId} ended a sync in error: ${JSON.stringify(status.failure)}`);
+    return completion;
   }
 
   /**
@@ -165,12 +173,21 @@ test('two clients converge on the server state under conflicting writes, lost pu
               await d.open();
             }
           }
+          // Settled means: after capture caught up, both clients completed a
+          // sync that pushed nothing (so no write is newer than what they
+          // pulled) and left no intent unsent. A sync blocked by a retryable
+          // refusal, or one that still pushed, needs another round.
           for (let round = 0; ; round++) {
             for (const d of devices) await d.sync();
             await captureCaughtUp();
-            for (const d of devices) await d.sync();
-            if (devices.every((d) => d.unsettled().length === 0)) break;
-            if (round === SETTLE_ROUNDS) assert.fail(`queues never settled: ${devices.map((d) => `${d.clientId} [${d.unsettled().join(', ')}]`).join('; ')}`);
+            const pushesBefore = devices.map((d) => d.pushesSent);
+            const completions: string[] = [];
+            for (const d of devices) completions.push(await d.sync());
+            const pushedAfterCatchUp = devices.some((d, i) => d.pushesSent !== pushesBefore[i]);
+            if (!pushedAfterCatchUp && completions.every((c) => c === 'idle') && devices.every((d) => d.unsettled().length === 0)) break;
+            if (round === SETTLE_ROUNDS) {
+              assert.fail(`queues never settled: ${devices.map((d, i) => `${d.clientId} [${d.unsettled().join(', ')}] last sync ${completions[i]}`).join('; ')}${pushedAfterCatchUp ? '; a sync after the capture catch-up still pushed' : ''}`);
+            }
           }
           const { rows: serverRows } = await db.query<{ id: string; body: string; v: string }>(
             `SELECT n.id, n.body, v.server_version AS v FROM demo.notes n

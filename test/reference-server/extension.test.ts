@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -50,5 +51,49 @@ test('the package is written once per content, readable by another user', async 
     assert.equal((await stat(join(first.directory, `${EXTENSION_NAME}.control`))).mode & 0o444, 0o444);
   } finally {
     await rm(parent, { recursive: true, force: true });
+  }
+});
+
+/**
+ * What each file of 0.3.1 held when the version was published (the first 16
+ * hex digits of its SHA-256). An installation of 0.3.1 out in the field ran
+ * exactly these files, so editing one silently changes the baseline every
+ * update starts from: a change to a published object goes into a new file
+ * (CREATE OR REPLACE, ALTER) that joins the next version instead.
+ */
+const PUBLISHED_0_3_1 = new Map<string, string>([
+  ['002-tables.sql', 'cd7acb984a7fe2dd'],
+  ['003-fences.sql', 'f4c2b0e90a79d5d1'],
+  ['004-registry.sql', 'd379a8519c643af3'],
+  ['005-scopes.sql', '8e0b346f235559c7'],
+  ['006-readiness.sql', 'be4e70375260db89'],
+  ['007-grants.sql', '8269682d3998866a'],
+  ['008-capture.sql', '42866fdef3cd21f2'],
+  ['009-pull.sql', '38b67f7cfa0d8976'],
+  ['020-client-runtime.sql', '4ca238cd090bd5ca'],
+  ['021-table-reconfigure.sql', '8de47ea5bd38f63a'],
+  ['022-seed.sql', '1da50a2cbf862cd9'],
+  ['023-scope-history.sql', '3c25e1ba3f04874a'],
+  ['024-membership-reconfigure.sql', '0d79f672e17f1b77'],
+  ['025-dependencies.sql', '4a3f3bd25d1bd696'],
+  ['026-scope-function-contract.sql', 'f46a8b5b51475adc'],
+  ['027-capture-performance.sql', 'a9e0d7ffcf0114df'],
+  ['028-push-guard.sql', '54cecedcf02838ef'],
+  ['029-wal-events.sql', '3ea59b84dcc7bfe4'],
+  ['031-checkpoint-inspection.sql', '4a35cedc0dd1bdf3'],
+  ['044-membership-backfill.sql', '7eb148af5c961f62'],
+  ['045-retention-lineage-reset.sql', 'b0d8060744b230ec'],
+  ['048-scope-high-watermark.sql', 'caba2c13e6de1bf6'],
+  ['050-compaction-batches.sql', '479f63247e2d622b'],
+  ['054-readiness-clock-and-progress.sql', '4d6b4266b26a470b'],
+  ['055-readiness-limits.sql', '12c2bee304916d8d'],
+  ['056-capture-decode-limit.sql', 'ef76368714092fa2'],
+]);
+
+test('the files of the published 0.3.1 are unchanged', async () => {
+  assert.deepEqual([...PUBLISHED_0_3_1.keys()], BASELINE);
+  for (const [file, published] of PUBLISHED_0_3_1) {
+    const now = createHash('sha256').update(await readFile(new URL(file, SQL_DIR))).digest('hex').slice(0, 16);
+    assert.equal(now, published, `reference/server/sql/${file} belongs to the published 0.3.1 and was edited: restore it and put the change in a new file listed in install.ts`);
   }
 });

@@ -165,6 +165,14 @@ async function sqlOf(sqlDir: URL, files: readonly string[]): Promise<string> {
   return parts.join('\n');
 }
 
+/**
+ * The part every script shares: `files` and then the closing file run as
+ * synchro_owner, new tables marked for pg_dump, the caller's role given back.
+ */
+async function filesAsOwner(sqlDir: URL, files: readonly string[], closingFile: string): Promise<string> {
+  return [AS_OWNER, await sqlOf(sqlDir, [...files, closingFile]), MARK_FOR_DUMP, AS_CALLER, ''].join('\n');
+}
+
 /** A full install: the schema given to synchro_owner, every file of `files` as synchro_owner, then the closing file. */
 async function installScript(sqlDir: URL, version: string, files: readonly string[], closingFile: string, schemaLeftToInstaller = false): Promise<string> {
   return [
@@ -173,11 +181,7 @@ async function installScript(sqlDir: URL, version: string, files: readonly strin
     // CREATE EXTENSION creates the control file's schema as the caller; the protocol gives it to synchro_owner.
     schemaLeftToInstaller ? 'GRANT USAGE, CREATE ON SCHEMA @extschema@ TO synchro_owner;' : 'ALTER SCHEMA @extschema@ OWNER TO synchro_owner;', // fault: server:ops007-schema-left-to-installer
     'CREATE SCHEMA synchro_projection AUTHORIZATION synchro_owner;',
-    AS_OWNER,
-    await sqlOf(sqlDir, [...files, closingFile]),
-    MARK_FOR_DUMP,
-    AS_CALLER,
-    '',
+    await filesAsOwner(sqlDir, files, closingFile),
   ].join('\n');
 }
 
@@ -186,11 +190,7 @@ async function updateScript(sqlDir: URL, from: string, to: string, files: readon
   return [
     GUARD,
     `-- ${EXTENSION_NAME} update ${from} -> ${to} (generated from reference/server/sql by reference/server/db/extension.ts).`,
-    AS_OWNER,
-    await sqlOf(sqlDir, [...files, closingFile]),
-    MARK_FOR_DUMP,
-    AS_CALLER,
-    '',
+    await filesAsOwner(sqlDir, files, closingFile),
   ].join('\n');
 }
 
