@@ -158,6 +158,7 @@ Feature: Qualified Registered Relation Identity
       When client "A" pulls
       Then the pull response lists scope "user:alice" in "rebuild"
       When client "A" rebuilds scope "user:alice" to its final page
+      # Same table_id and field IDs (checked above); the manifest name is the relation's new one (ADR 004).
       Then the rebuild pages hold exactly these records:
-        | table | pk  |
-        | items | x-3 |
+        | table  | pk  |
+        | things | x-3 |

@@ -109,6 +109,15 @@ export interface ProvisionControl {
    * alone would leave the registration naming a missing relation (drift).
    */
   rebindRelation?(relation: string, renamed: string): Promise<void>;
+  /**
+   * Optional: binds the registration made under `registered` (schema-qualified)
+   * to `relation`, the registered object as it stands after an operator
+   * renamed it or moved it to another schema (capture sees drift meanwhile),
+   * the controlled way: a new registry generation, a re-baseline of the table
+   * and a rebuild of every scope whose contents that changes. Refused for any
+   * other relation.
+   */
+  bindRelation?(registered: string, relation: string): Promise<void>;
 }
 
 /** One staged membership backfill, held between calls. */

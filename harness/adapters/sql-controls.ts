@@ -148,6 +148,9 @@ export class SqlControls {
         await session.close();
       }
     },
+    bindRelation: async (registered, relation) => {
+      await this.query('SELECT synchro.synchro_rebind_relation($1, $2)', [registered, relation]);
+    },
     membershipBackfill: async (relation, membershipFunction, batchSize) => {
       const id = await this.#scalar('SELECT synchro.synchro_begin_membership_backfill($1, $2, $3)::text', [relation, membershipFunction, batchSize]);
       return {

@@ -9,7 +9,8 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
 import { assertNoNewGeneration, rememberGenerationBefore } from '../support/capture-order/registry-generations.ts';
-import { createSchemas, prepareProjection, qualified, register, templateFunction } from '../support/capture-order/relation-identity.ts';
+import { bindRegistration, createSchemas, prepareProjection, qualified, register, templateFunction } from '../support/capture-order/relation-identity.ts';
+import { undeterminedWithout } from '../support/optional-controls.ts';
 import { attemptAsOwner, contractState } from '../support/scopes/function-contract.ts';
 import { keyValue } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
@@ -101,6 +102,11 @@ Then('no response to client {string} ever lists row {string}', function (this: S
   this.assert.ok(answers.length > 0, `client "${name}" pulled or rebuilt in this scenario`);
   const listing = answers.filter((r) => [...((r.json?.changes ?? []) as Obj[]), ...((r.json?.records ?? []) as Obj[])].some((c) => String(keyValue(c.pk)) === key));
   this.assert.equal(listing.map((r) => `${r.endpoint} ${r.status}`), [], `answers to client "${name}" listing row ${key}`);
+});
+
+When('the operator performs a controlled reconfiguration that binds table {string} to relation {string}', async function (this: SyncWorld, table: string, relation: string) {
+  const missing = await bindRegistration(this, table, relation);
+  if (missing !== undefined) return undeterminedWithout(this, missing);
 });
 
 const recordedIds = new WeakMap<SyncWorld, Map<string, { tableId: string; fieldIds: string[] }>>();

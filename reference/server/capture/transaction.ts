@@ -99,7 +99,11 @@ function cellValue(cell: Cell): unknown {
   return cell.text;
 }
 
-/** A baseline row message of a stream reset (sql/008-capture.sql): table, key, version, state and the row. */
+/**
+ * A baseline row message (sql/008-capture.sql): table, key, version, state and
+ * the row. A rebinding's re-baseline (sql/079) also asserts a hard delete: a
+ * deleted state with no row.
+ */
 interface BaselineMessage {
   t: string;
   k: string;
@@ -142,12 +146,14 @@ export function learnRelations(tx: SourceTransaction, relations: Map<number, Rel
  * one-to-one with its version fence (fence-correlation.ts: per row identity,
  * the k-th event with the fence of the k-th lowest registered-DML ordinal).
  */
-export function rowEvents(tx: SourceTransaction, registered: TableLookup, relations: Map<number, RelationInfo>, registry?: RegistrySwitch): RowEvent[] {
+export function rowEvents(tx: SourceTransaction, registered: TableLookup, relations: Map<number, RelationInfo>, registry?: RegistrySwitch, rebound?: RebindingCover): RowEvent[] {
   // Events before an activation message are read under the generation in force before it, those after under its own.
   let inForce = fault('cap008-transaction-read-under-final-generation') ? registry?.final : registry?.initial; // fault: server:cap008-transaction-read-under-final-generation
   let tables = inForce?.lookup ?? registered;
   const events: RowEvent[] = [];
   const fences: Fence[] = [];
+  /** Events a later rebinding re-baselines: paired with their fences like any other, then left out. */
+  const covered = new Set<RowEvent>();
   let ordinal = 0;
   for (const m of tx.messages) {
     if (m.tag === 'relation') {
@@ -167,8 +173,9 @@ export function rowEvents(tx: SourceTransaction, registered: TableLookup, relati
         tables = inForce.lookup;
       } else if (m.prefix === 'synchro_baseline') {
         const f = readBaseline(m.content);
-        if (typeof f.row !== 'object' || f.row === null) throw new CaptureFailure('decode_failed', 'a baseline message lacks its row', f.t);
-        events.push({ ordinal: ordinal++, relationOid: null, tableId: f.t, op: 'baseline', pkText: f.k, image: f.row, fence: { version: f.v, state: f.s }, registryGeneration: inForce?.generation });
+        const gone = f.s === 'deleted' && f.row === undefined;
+        if (!gone && (typeof f.row !== 'object' || f.row === null)) throw new CaptureFailure('decode_failed', 'a baseline message lacks its row', f.t);
+        events.push({ ordinal: ordinal++, relationOid: null, tableId: f.t, op: 'baseline', pkText: f.k, image: gone ? null : (f.row as SourceImage), fence: { version: f.v, state: f.s }, registryGeneration: inForce?.generation });
       }
       continue;
     }
@@ -179,7 +186,15 @@ export function rowEvents(tx: SourceTransaction, registered: TableLookup, relati
     const rel = relations.get(m.oid);
     if (rel === undefined) throw new CaptureFailure('decode_failed', 'a row event precedes its relation message', table.tableId);
     if (rel.namespace !== table.schema || rel.name !== table.name || [...table.columns].some((c) => !rel.columns.some((rc) => rc.name === c))) {
-      throw new CaptureFailure('registered_relation_drift', 'the decoded relation differs from its registration', table.tableId);
+      const keyAt = rel.columns.findIndex((c) => c.name === table.pkColumn);
+      const keyCell = (m.tag === 'delete' ? m.key : m.tuple)[keyAt];
+      if (keyCell?.kind !== 'text' || rebound?.covers(table.tableId, m.oid, inForce?.generation ?? 0) !== true) {
+        throw new CaptureFailure('registered_relation_drift', 'the decoded relation differs from its registration', table.tableId);
+      }
+      const event: RowEvent = { ordinal: thisOrdinal, relationOid: m.oid, tableId: table.tableId, op: m.tag, pkText: keyCell.text, image: null, fence: { version: '', state: 'live' }, registryGeneration: inForce?.generation };
+      covered.add(event);
+      events.push(event);
+      continue;
     }
     const cells = m.tag === 'delete' ? m.key : m.tuple;
     if (cells.length !== rel.columns.length) throw new CaptureFailure('decode_failed', 'tuple width differs from its relation', table.tableId);
@@ -204,6 +219,17 @@ export function rowEvents(tx: SourceTransaction, registered: TableLookup, relati
   }
   if (fault('cap003-ordinals-in-key-order')) [...events].sort((a, b) => (a.pkText < b.pkText ? -1 : a.pkText > b.pkText ? 1 : 0)).forEach((ev, i) => { ev.ordinal = i; }); // fault: server:cap003-ordinals-in-key-order
   correlateFences(events, fences, (tableId) => tables.registration(tableId));
+  if (covered.size > 0) events.splice(0, events.length, ...events.filter((ev) => !covered.has(ev)));
   if (fault('cap012-same-row-fences-collapsed')) return events.filter((ev, i) => !events.slice(i + 1).some((later) => later.relationOid === ev.relationOid && later.pkText === ev.pkText)); // fault: server:cap012-same-row-fences-collapsed
   return events;
+}
+
+/**
+ * Controlled rebindings committed after the generation an event is read under
+ * (capture/relation-rebinding.ts): an event of the rebound object under
+ * another name before the rebinding's activation is covered by its
+ * re-baseline, not drift.
+ */
+export interface RebindingCover {
+  covers(tableId: string, relationOid: number, generation: number): boolean;
 }

@@ -29,11 +29,12 @@ import { materializeTransaction } from './materialize.ts';
 import { readPollStart } from './poll-start.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { RegistryTimeline } from './registry-generations.ts';
+import { forceRebuildOfRebaselinedScopes, readRowEvents } from './relation-rebinding.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
 import { ActivationRefused, discardInterruptedResets, killOperatorSessions, StreamResetFailed, StreamResetOperator } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
 import { assertFencesUnused, type RegistrationKind } from './fence-correlation.ts';
-import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, rowEvents, type TableLookup } from './transaction.ts';
+import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
 const CHANNEL = 'synchro_capture';
@@ -346,6 +347,7 @@ export class CaptureWorker implements CaptureHandle {
       // A registered relation that drifted (renamed, moved, re-created, key or replica identity changed)
       // blocks everything: nothing is materialized or acknowledged against a registration that no longer
       // names its table. Checked after the peek, so a drift committed before anything the peek returned is seen.
+      if (fault('cap009-auto-rebind-on-drift')) await db.query('UPDATE synchro.relations r SET physical_schema = c.relnamespace::regnamespace::text, physical_relation = c.relname FROM pg_class c WHERE c.oid = r.physical_relation_oid AND r.active'); // fault: server:cap009-auto-rebind-on-drift
       if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
         await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
         return;
@@ -481,13 +483,15 @@ export class CaptureWorker implements CaptureHandle {
         if (fault('cap004-replay-appends-events')) await appendReplayedEvents(db, this.generation, commit); // fault: server:cap004-replay-appends-events
         learnRelations(tx, this.relations);
       } else {
-        const events = rowEvents(tx, registry.initial.lookup, this.relations, registry);
+        // An event a committed rebinding re-baselined is covered, not drift (relation-rebinding.ts).
+        const events = await readRowEvents(db, tx, this.relations, registry);
         await assertFencesUnused(db, events);
         hasRows = events.length > 0;
         firstTable = events.find((event) => event.tableId !== null)?.tableId ?? null;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
         this.testControls.failIfPoisoned(events);
         await materializeTransaction(db, this.generation, tx, events, registry.tables, poll.digestHash);
+        await forceRebuildOfRebaselinedScopes(db, this.generation, commit, registry);
         await this.registryTimeline.record(db, this.generation, registry);
         // Only a poll that began with a quarantined transaction (being retried) can repair one.
         if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);

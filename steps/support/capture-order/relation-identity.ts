@@ -60,8 +60,31 @@ export async function templateFunction(world: SyncWorld, relation: string, key: 
   return fn;
 }
 
+/** The qualified name each table of a scenario was registered under, by table name. */
+const registeredNames = new WeakMap<SyncWorld, Map<string, string>>();
+
 export async function register(world: SyncWorld, relation: string, key: string, membershipFunction: string): Promise<void> {
   const server = await world.readyServer();
   if (!server.provision) throw new Error(`server adapter "${server.id}" has no provision capability to register "${relation}"`);
   await server.provision.registerTable({ relation, pkColumn: key, membershipFunction, composition: 'single_scope' });
+  const names = registeredNames.get(world) ?? new Map<string, string>();
+  names.set(qualifiedParts(relation).name, relation);
+  registeredNames.set(world, names);
+}
+
+/**
+ * Has the operator bind table `table`'s registration to `relation` (the
+ * registered object, renamed or moved after registration) through the
+ * adapter's controlled rebinding. Resolves to the reason when the adapter
+ * offers none (the scenario is then undetermined), else undefined once bound.
+ */
+export async function bindRegistration(world: SyncWorld, table: string, relation: string): Promise<string | undefined> {
+  const registered = registeredNames.get(world)?.get(table);
+  if (registered === undefined) throw new Error(`table "${table}" was not registered in this scenario`);
+  if (qualifiedParts(relation).schema === undefined) throw new Error(`give the schema-qualified name of "${relation}"`);
+  const server = await world.readyServer();
+  const bind = server.provision?.bindRelation;
+  if (bind === undefined) return `server adapter "${server.id}" offers no controlled rebinding of a registration to its renamed or moved relation (provision.bindRelation)`;
+  await bind.call(server.provision, registered, relation);
+  return undefined;
 }
