@@ -32,6 +32,8 @@ export const CONTROL_NAMES = [
   'capture.reset-continue',
   'capture.reset-abort',
   'capture.reset-kill-operator',
+  'capture.store-fault',
+  'capture.store-restore',
   'clock.now',
   'clock.advance',
   'clock.set',
@@ -70,7 +72,7 @@ export const SQL_GROUP_CONTROLS: Partial<Record<ServerCapability, ControlName[]>
  * pair (one arms the hold, the other waits for it).
  */
 export const CONTROL_GROUPS: Record<'capture' | 'clock' | 'clients' | 'compaction' | 'logs' | 'seed', { needs: ControlName[]; optional: ControlName[] }> = {
-  capture: { needs: ['capture.await', 'capture.stop', 'capture.kill', 'capture.restart', 'capture.poison'], optional: ['capture.crash-at', 'capture.hold', 'capture.held', 'capture.reset-stream', 'capture.reset-start', 'capture.reset-continue', 'capture.reset-abort', 'capture.reset-kill-operator'] },
+  capture: { needs: ['capture.await', 'capture.stop', 'capture.kill', 'capture.restart', 'capture.poison'], optional: ['capture.crash-at', 'capture.hold', 'capture.held', 'capture.reset-stream', 'capture.reset-start', 'capture.reset-continue', 'capture.reset-abort', 'capture.reset-kill-operator', 'capture.store-fault', 'capture.store-restore'] },
   clock: { needs: ['clock.now', 'clock.advance', 'clock.set'], optional: [] },
   clients: { needs: ['clients.expire', 'clients.retire', 'clients.run-expiry'], optional: ['clients.counters'] },
   compaction: { needs: ['compaction.run'], optional: [] },
@@ -253,6 +255,13 @@ export function controlGroups(client: ControlClient): ControlGroups {
           continue: (holdAt) => drive('capture.reset-continue', holdAt),
           abort: async () => void (await client.call('capture.reset-abort', empty, 60_000)),
           killOperator: async () => (await client.call<{ terminated: number }>('capture.reset-kill-operator', empty)).terminated,
+        };
+      }
+      // Capture-store damage counts only as the pair: injecting it and writing it back.
+      if (has('capture.store-fault') && has('capture.store-restore')) {
+        capture.store = {
+          inject: async (fault, target) => void (await client.call('capture.store-fault', { fault, table: target.table, scope: target.scope, pk: target.pk })),
+          restore: async () => (await client.call<{ restored: number }>('capture.store-restore', empty)).restored,
         };
       }
     }

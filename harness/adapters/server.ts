@@ -201,6 +201,22 @@ export interface CaptureControl {
    * `capture`: phased reset scenarios are undetermined without it.
    */
   reset?: PhasedResetControl;
+  /**
+   * An operator's damage to what capture stored for one effect, and its
+   * repair. Optional within `capture`: scenarios that need it are
+   * undetermined without it.
+   */
+  store?: CaptureStoreControl;
+}
+
+/** What `capture.store-fault` does to the latest captured effect of one row in one scope. */
+export type CaptureStoreFault = 'projection_missing' | 'digest_overwritten';
+
+export interface CaptureStoreControl {
+  /** Damages the latest captured effect of key `pk` (wire key value) of table `table` (table ID) in `scope`. */
+  inject(fault: CaptureStoreFault, target: { table: string; scope: string; pk: string | number }): Promise<void>;
+  /** Writes back exactly what every injected fault damaged; resolves the number of effects restored. */
+  restore(): Promise<number>;
 }
 
 /** A phase an operator's reset can be held at once it is durable. */

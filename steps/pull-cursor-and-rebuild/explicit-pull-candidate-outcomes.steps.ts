@@ -2,15 +2,11 @@
  * Steps of SYNC-PULL-004 Explicit Pull Candidate Outcomes: the shape and
  * digest of every change of a pull answer checked with the harness codec,
  * a change served as captured while the live row has moved on, and the
- * checkpoint a failed pull must leave where it was.
- *
- * The capture-store fault steps of the last Rule ("the operator deletes the
- * captured projection ...", "... overwrites the stored row digest ...",
- * "the operator removes the injected capture-store fault") are not defined:
- * no adapter control offers such faults yet, so those scenarios stay
- * undetermined.
+ * checkpoint a failed pull must leave where it was, and the capture-store
+ * faults (the adapter's optional `capture.store` control) that break one
+ * selected candidate so the whole page must fail.
  */
-import { Given, Then } from '@cucumber/cucumber';
+import { Given, Then, When } from '@cucumber/cucumber';
 import { keyValue } from '../support/wire-values/recorded.ts';
 import { entryOf, hexChecksum, wireText } from '../support/integrity/oracle.ts';
 import {
@@ -24,6 +20,7 @@ import {
   noteVersion,
   thatChange,
 } from '../support/pull-outcomes/outcomes.ts';
+import { FAULT_OF_STEP, injectStoreFault, removeStoreFaults } from '../support/pull-outcomes/store-faults.ts';
 import { pullPresentingRecorded } from '../support/scope-cursors/cursors.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -120,3 +117,14 @@ Then(
     this.assert.equal(await checkpointPosition(this, name, scope), expected, `the checkpoint of client "${name}" for ${scope}, against the one noted when it presented the "${label}" cursors`);
   },
 );
+
+Given(
+  /^the operator (deletes the captured projection|overwrites the stored row digest) of the latest effect for row "([^"]+)" in scope "([^"]+)"$/,
+  async function (this: SyncWorld, action: string, pk: string, scope: string) {
+    return await injectStoreFault(this, FAULT_OF_STEP[action] as NonNullable<(typeof FAULT_OF_STEP)[string]>, pk, scope);
+  },
+);
+
+When('the operator removes the injected capture-store fault', async function (this: SyncWorld) {
+  return await removeStoreFaults(this);
+});

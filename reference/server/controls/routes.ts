@@ -25,6 +25,7 @@ import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 import type { LogBuffer } from './log-buffer.ts';
 import type { SeedSessions } from './seed-sessions.ts';
+import { injectStoreFault, restoreStoreFaults, STORE_FAULTS, StoreFaultRefused } from './store-faults.ts';
 
 export const CONTROL_PREFIX = '/__control/';
 export const CONTROL_PROTOCOL = 'synchro-control';
@@ -330,6 +331,33 @@ function controlTable(options: ControlOptions): Record<string, Control> {
       run: async (req) => {
         members(await body(req), []);
         return { terminated: await worker().killResetOperator() };
+      },
+    },
+    // An operator's damage to one captured effect, and its exact repair (controls/store-faults.ts).
+    'capture.store-fault': {
+      method: 'POST',
+      path: 'capture/store-fault',
+      run: async (req) => {
+        const value = await body(req);
+        members(value, ['fault', 'table', 'scope', 'pk']);
+        const kind = STORE_FAULTS.find((f) => f === value.fault);
+        if (kind === undefined) throw invalid(`fault must be one of ${STORE_FAULTS.join(', ')}`);
+        if (typeof value.table !== 'string' || typeof value.scope !== 'string') throw invalid('table and scope must be strings');
+        if (typeof value.pk !== 'string' && !Number.isSafeInteger(value.pk)) throw invalid('pk must be a string or an integer');
+        try {
+          return { fault: kind, ...(await injectStoreFault(pool(), { fault: kind, tableId: value.table, scope: value.scope, pk: String(value.pk) })) };
+        } catch (e) {
+          if (e instanceof StoreFaultRefused) throw new ControlError('refused', 409, e.message);
+          throw e;
+        }
+      },
+    },
+    'capture.store-restore': {
+      method: 'POST',
+      path: 'capture/store-restore',
+      run: async (req) => {
+        members(await body(req), []);
+        return { restored: await restoreStoreFaults(pool()) };
       },
     },
     'clock.now': { method: 'GET', path: 'clock', run: async () => clockState() },

@@ -22,13 +22,14 @@ import { reconcileAhead, withLiveSourceRows } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
 import { gateCapture, gateClient } from '../core/gates.ts';
 import { checkPullText } from '../core/input-limits.ts';
-import type { ManifestStore } from '../core/manifests.ts';
+import type { Catalog, ManifestStore } from '../core/manifests.ts';
 import type { Position } from '../core/position.ts';
 import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
 import { wireChange } from '../core/wire-change.ts';
 import { type Candidate, mergeStreams, positionOf } from './changes.ts';
 import { dropSentBefore, sourceHead } from './eligibility-faults.ts';
+import { CandidateIntegrityFailure, firstBrokenCandidate, recordBrokenCandidate } from './verified-outcomes.ts';
 
 /** scope_updates of a pull, then the history the client will never ask from again is dropped. */
 async function updatesFor(db: PoolClient, userId: string, request: PullRequest, storedVersion: number, assignment: Reconciled): Promise<ScopeDelta> {
@@ -49,6 +50,16 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
   const request: PullRequest = parsed.value;
   checkPullText(request);
   const catalog = await manifests.catalog();
+  try {
+    return await servePull(pool, catalog, userId, request, admit);
+  } catch (e) {
+    // The page's transaction rolled back; the broken effect is recorded on its own, which makes readiness unready.
+    if (e instanceof CandidateIntegrityFailure && !fault('pull004-failure-not-recorded')) await recordBrokenCandidate(pool, e); // fault: server:pull004-failure-not-recorded
+    throw e;
+  }
+}
+
+async function servePull(pool: Pool, catalog: Catalog, userId: string, request: PullRequest, admit: Admit): Promise<string> {
   return await withClientSnapshot(pool, JSON.stringify(['pull', userId, request.client_id]), async (db) => {
     const { boundary, streamGeneration } = await readBoundary(db);
     const client = await gateClient(db, userId, request, catalog);
@@ -89,6 +100,10 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
     // Per-scope streams merged under the global limit.
     const { selected, hasMore, exhausted: done } = await mergeStreams(db, served.map((scope) => ({ scope, after: valid.get(scope) as Position })), streamGeneration, boundary, request.limit);
     if (fault('skip-changes-sent-before')) dropSentBefore(request.client_id, selected); // fault: server:skip-changes-sent-before
+    // Every selected candidate has a verified outcome, or the whole page fails.
+    const broken = firstBrokenCandidate(selected, catalog.tables, catalog.current.hash);
+    if (broken !== undefined && fault('pull004-broken-candidate-left-out')) selected.splice(selected.indexOf(broken.candidate), 1); // fault: server:pull004-broken-candidate-left-out
+    else if (broken !== undefined) throw new CandidateIntegrityFailure(broken, streamGeneration);
     if (fault('pull004-rows-read-live')) await withLiveSourceRows(db, catalog.tables, selected); // fault: server:pull004-rows-read-live
     if (fault('cap003-changes-by-table-name')) selected.sort((a, b) => utf8Order(catalog.tables.get(a.tableId)?.name ?? '', catalog.tables.get(b.tableId)?.name ?? '')); // fault: server:cap003-changes-by-table-name
     const changes = selected.map((c) => wireChange(c, catalog.tables, catalog.current.hash));
