@@ -69,6 +69,15 @@ export class ByteWriter {
     this.length += 8;
   }
 
+  /** The same octets as i64(BigInt(x)) for a safe integer x, without making the BigInt. */
+  i64FromSafeInteger(x: number): void {
+    this.#room(8);
+    // Exact for |x| < 2^53: the high word is floor(x / 2^32) (negative for x < 0), the low word x mod 2^32.
+    this.#data.setInt32(this.length, Math.floor(x / 0x100000000));
+    this.#data.setUint32(this.length + 4, x >>> 0);
+    this.length += 8;
+  }
+
   f64(x: number): void {
     this.#room(8);
     this.#data.setFloat64(this.length, x);
@@ -128,6 +137,18 @@ export class ByteWriter {
   /** Overwrites a u64be count written earlier at `at` (a placeholder reserved with u64(0)). */
   patchU64(at: number, n: number): void {
     this.#putU64(at, n);
+  }
+
+  /** Appends octets [start, end) another writer has written, without making a view of them first. */
+  append(from: ByteWriter, start = 0, end = from.length): void {
+    this.#room(end - start);
+    from.#buf.copy(this.#buf, this.length, start, end);
+    this.length += end - start;
+  }
+
+  /** Copies octets [start, end) written here into `target` at `at`. */
+  copyTo(target: Uint8Array, at: number, start = 0, end = this.length): void {
+    this.#buf.copy(target, at, start, end);
   }
 
   /** A view of written octets; valid until the next write or reset. */

@@ -75,13 +75,21 @@ function digestWithPlan(input: RowDigestInput, plan: RowPlan, hash: Uint8Array):
   w.u64(0);
   const identityStart = w.length;
   w.bytes(plan.identityPrefix);
-  w.bytes(body.view(key.start, key.end));
+  w.append(body, key.start, key.end);
   const identityEnd = w.length;
   w.patchU64(identityLengthAt, identityEnd - identityStart);
-  w.blob(body.view());
+  w.u64(body.length);
+  w.append(body);
   w.utf8Blob(input.serverVersion);
-  const digest = new Uint8Array(createHash('sha256').update(w.view()).digest());
-  return { identity: w.copy(identityStart, identityEnd), body: body.copy(), digest };
+  // The digest's own buffer is handed out as a plain Uint8Array view (no copy); it belongs to this result alone.
+  const hashed = createHash('sha256').update(w.view()).digest();
+  const digest = new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
+  // Identity and body share one allocation: two views that do not overlap.
+  const identityLength = identityEnd - identityStart;
+  const parts = Buffer.allocUnsafe(identityLength + body.length);
+  w.copyTo(parts, 0, identityStart, identityEnd);
+  body.copyTo(parts, identityLength);
+  return { identity: parts.subarray(0, identityLength), body: parts.subarray(identityLength), digest };
 }
 
 /** Validates the row, then returns its identity, body and digest. */

@@ -21,6 +21,7 @@ import {
   readPortable,
   readString,
   readTime,
+  shortInt64,
 } from './wire-values.ts';
 
 export const PRESENCE_NULL = 0x00;
@@ -109,10 +110,13 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
       return;
     }
     case 'int64': {
-      const n = readInt64(v, path);
+      // Most keys are short: those skip the BigInt. Anything else is read, or refused, before a byte is written, as always.
+      const short = shortInt64(v);
+      const long = short === undefined ? readInt64(v, path) : 0n;
       w.u8(tag);
       w.u8(PRESENCE_VALUE);
-      w.i64(n);
+      if (short !== undefined) w.i64FromSafeInteger(short);
+      else w.i64(long);
       return;
     }
     case 'float': {

@@ -10,7 +10,7 @@
 import { CodecError } from './errors.ts';
 import { IMPL_JSON_LIMITS, type JsonLimits, validateCanonicalJsonText } from './json-value.ts';
 import { isKeyType, type PortableType } from './portable-types.ts';
-import { isCanonicalNumberText, RawNumber } from './strict-json.ts';
+import { RawNumber } from './strict-json.ts';
 import { isWellFormedText } from './unicode.ts';
 
 export interface ColumnSpec {
@@ -112,6 +112,16 @@ export function readInt64(v: unknown, path = ''): bigint {
   return n;
 }
 
+/**
+ * An int64 text of at most 15 digits, as a number: exact in binary64 and far
+ * inside int64, so a writer needs no BigInt. Undefined for anything else,
+ * which readInt64 then reads (or refuses) as always.
+ */
+export function shortInt64(v: unknown): number | undefined {
+  if (typeof v !== 'string' || v.length > (v.charCodeAt(0) === 0x2d ? 16 : 15) || !INTEGER_TEXT.test(v)) return undefined;
+  return Number(v);
+}
+
 export function readDecimal(v: unknown, spec: { precision?: number; scale?: number }, path = ''): string {
   if (typeof v !== 'string') wrongType('a JSON string (decimal travels as text)', v, path);
   if (!DECIMAL_TEXT.test(v)) throw new CodecError('invalid_decimal', path, `${JSON.stringify(v)} is not a canonical decimal`);
@@ -137,8 +147,8 @@ export function readFloat(v: unknown, path = ''): number {
   if (v instanceof RawNumber) {
     const n = Number(v.raw);
     if (!Number.isFinite(n)) throw new CodecError('float_nonfinite', path, `${v.raw} is not a finite binary64 value`);
-    // The canonical spelling is the ECMAScript/RFC 8785 text of the binary64 value.
-    if (!isCanonicalNumberText(v.raw)) throw new CodecError('invalid_float', path, `float must be written ${String(n)}, got ${v.raw}`);
+    // The canonical spelling is the ECMAScript/RFC 8785 text of the binary64 value (isCanonicalNumberText, without parsing the text again).
+    if (String(n) !== v.raw) throw new CodecError('invalid_float', path, `float must be written ${String(n)}, got ${v.raw}`);
     return n;
   }
   if (typeof v !== 'number') wrongType('a JSON number', v, path);

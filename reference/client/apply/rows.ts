@@ -9,8 +9,8 @@ import type { Ctx } from '../context.ts';
 import { ClientError, type Operation } from '../errors.ts';
 import { fault } from '../faults.ts';
 import { type LocalTable, quoteIdent as q } from '../local/manifest.ts';
-import { prepared } from '../local/statements.ts';
-import { toSql, toWire, type WireValue } from '../local/values.ts';
+import { prepared, runMultiRow } from '../local/statements.ts';
+import { type SqlValue, toSql, toWire, type WireValue } from '../local/values.ts';
 
 export type WireRow = Record<string, WireValue | undefined>;
 
@@ -30,7 +30,7 @@ export function verifyRow(op: Operation, schemaHash: string, table: LocalTable, 
     throw new ClientError(op, 'invalid_row', `row of ${table.tableId} is invalid: ${(e as Error).message}`, false, 'retry');
   }
   if (fault('skip-row-checksum')) return { identity: computed.identity, digest: claimed }; // fault: client:skip-row-checksum
-  if (Buffer.compare(Buffer.from(computed.digest), Buffer.from(claimed)) !== 0) {
+  if (Buffer.compare(computed.digest, claimed) !== 0) {
     throw new ClientError(op, 'row_checksum_mismatch', `row checksum of ${table.tableId} does not match (computed ${checksumObject(computed.digest).digest})`, false, 'retry');
   }
   return { identity: computed.identity, digest: computed.digest };
@@ -67,25 +67,40 @@ export function protectedRows(ctx: Ctx): Set<string> {
   return out;
 }
 
-/** The upsert of a server row into its application table, built once per table. */
-const upsertSql = new WeakMap<LocalTable, string>();
+/** The upsert of server rows into an application table, built once per table: the part before VALUES and the conflict clause after. */
+const upsertParts = new WeakMap<LocalTable, { head: string; tail: string; single: string }>();
 
-function upsertFor(table: LocalTable): string {
-  let sql = upsertSql.get(table);
-  if (sql === undefined) {
+function upsertFor(table: LocalTable): { head: string; tail: string; single: string } {
+  let parts = upsertParts.get(table);
+  if (parts === undefined) {
     const cols = table.columns.map((c) => q(c.name));
     const updates = table.columns.filter((c) => c !== table.pk).map((c) => `${q(c.name)} = excluded.${q(c.name)}`);
-    const conflict = updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`;
-    sql = `INSERT INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT(${q(table.pk.name)}) ${conflict}`;
-    upsertSql.set(table, sql);
+    const head = `INSERT INTO ${q(table.name)} (${cols.join(', ')})`;
+    const tail = `ON CONFLICT(${q(table.pk.name)}) ${updates.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${updates.join(', ')}`}`;
+    parts = { head, tail, single: `${head} VALUES (${cols.map(() => '?').join(', ')}) ${tail}` };
+    upsertParts.set(table, parts);
   }
-  return sql;
+  return parts;
+}
+
+function sqlValues(table: LocalTable, row: WireRow): SqlValue[] {
+  return table.columns.map((c) => toSql(c.type, row[c.fieldId]));
 }
 
 export function writeRow(ctx: Ctx, table: LocalTable, row: WireRow): void {
-  const values = table.columns.map((c) => toSql(c.type, row[c.fieldId]));
+  const values = sqlValues(table, row);
   if (fault('replace-server-rows-captured')) { const cols = table.columns.map((c) => q(c.name)); ctx.db.exec(`UPDATE _synchro_meta SET value = '0' WHERE key = 'sync_lock'`); ctx.db.prepare(`INSERT OR REPLACE INTO ${q(table.name)} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values); return; } // fault: client:replace-server-rows-captured
-  prepared(ctx.db, upsertFor(table)).run(...values);
+  prepared(ctx.db, upsertFor(table).single).run(...values);
+}
+
+/** `writeRow` for many rows of one table, in the order given, several rows per statement. */
+export function writeRows(ctx: Ctx, table: LocalTable, rows: readonly WireRow[]): void {
+  if (fault('replace-server-rows-captured')) {
+    for (const row of rows) writeRow(ctx, table, row); // that switch's own path, row by row
+    return;
+  }
+  const { head, tail } = upsertFor(table);
+  runMultiRow(ctx.db, head, tail, table.columns.length, rows.map((row) => sqlValues(table, row)));
 }
 
 export function deleteRow(ctx: Ctx, table: LocalTable, recordId: string): void {
@@ -113,13 +128,31 @@ function greatestSeen(key: string, version: string): string {
   return version;
 }
 
-export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): void {
+const VERSION_HEAD = 'INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json)';
+const VERSION_TAIL =
+  'ON CONFLICT(table_id, record_id) DO UPDATE SET server_version = excluded.server_version, row_identity = excluded.row_identity, row_digest = excluded.row_digest, server_row_json = excluded.server_row_json';
+const VERSION_SINGLE = `${VERSION_HEAD} VALUES (?, ?, ?, ?, ?, ?) ${VERSION_TAIL}`;
+
+function versionValues(table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): unknown[] {
   if (fault('keep-greater-server-version')) version = greatestSeen(`${table.tableId}\u0000${recordId}`, version); // fault: client:keep-greater-server-version
-  prepared(
-    ctx.db,
-    `INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT(table_id, record_id) DO UPDATE SET server_version = excluded.server_version, row_identity = excluded.row_identity, row_digest = excluded.row_digest, server_row_json = excluded.server_row_json`,
-  ).run(table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null, row === undefined ? null : JSON.stringify(row));
+  return [table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null, row === undefined ? null : JSON.stringify(row)];
+}
+
+export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): void {
+  prepared(ctx.db, VERSION_SINGLE).run(...versionValues(table, recordId, version, verified, row));
+}
+
+export interface VersionToStore {
+  table: LocalTable;
+  recordId: string;
+  version: string;
+  verified: VerifiedRow;
+  row: WireRow;
+}
+
+/** `storeVersion` for many rows, in the order given, several rows per statement. */
+export function storeVersions(ctx: Ctx, versions: readonly VersionToStore[]): void {
+  runMultiRow(ctx.db, VERSION_HEAD, VERSION_TAIL, 6, versions.map((v) => versionValues(v.table, v.recordId, v.version, v.verified, v.row)));
 }
 
 export function forgetVersion(ctx: Ctx, table: LocalTable, recordId: string): void {

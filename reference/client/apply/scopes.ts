@@ -4,13 +4,13 @@
  * Cleanup runs in server-apply mode and never creates a mutation; rows with
  * unresolved local intent are kept.
  */
-import { fromHex, scopeDigest, toHex } from '../../../harness/codec/index.ts';
+import { fromHex, SortedScopeDigest, toHex } from '../../../harness/codec/index.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { emit } from '../events.ts';
 import { fault } from '../faults.ts';
 import { setMeta } from '../local/metadata.ts';
-import { prepared } from '../local/statements.ts';
+import { prepared, runMultiRow } from '../local/statements.ts';
 import { deleteRow, forgetVersion, isProtected } from './rows.ts';
 
 export interface ScopeRow {
@@ -29,6 +29,11 @@ export function scopes(ctx: Ctx): ScopeRow[] {
 export function addProvenance(ctx: Ctx, scopeId: string, tableId: string, recordId: string, generation?: number): void {
   const gen = generation ?? (ctx.db.prepare('SELECT generation FROM _synchro_scopes WHERE scope_id = ?').get(scopeId) as { generation: number } | undefined)?.generation ?? 0;
   prepared(ctx.db, 'INSERT OR REPLACE INTO _synchro_scope_rows(scope_id, table_id, record_id, generation) VALUES (?, ?, ?, ?)').run(scopeId, tableId, recordId, gen);
+}
+
+/** `addProvenance` for many rows of one scope and generation, several rows per statement. */
+export function addProvenances(ctx: Ctx, scopeId: string, generation: number, rows: readonly { tableId: string; recordId: string }[]): void {
+  runMultiRow(ctx.db, 'INSERT OR REPLACE INTO _synchro_scope_rows(scope_id, table_id, record_id, generation)', '', 4, rows.map((r) => [scopeId, r.tableId, r.recordId, generation]));
 }
 
 /** Drops one scope's claim on a row, and the row itself when nothing else justifies it. */
@@ -92,16 +97,22 @@ export function markRebuild(ctx: Ctx, scopeId: string): void {
 /**
  * The scope digest of what the client holds for `scopeId`: its provenance
  * rows with their stored server digests (a protected row contributes the
- * server's digest, not its local edit).
+ * server's digest, not its local edit). SQLite orders the identities (BLOBs
+ * compare bytewise, a prefix first, the order the digest needs), so they are
+ * streamed into the digest as read, without copies or a sort in JavaScript;
+ * a repeated or malformed identity is still refused.
  */
 export function localScopeDigest(ctx: Ctx, scopeId: string): string {
   const schema = ctx.schema;
   if (schema === undefined) throw new ClientError('pulling', 'schema_missing', 'no schema installed', false, 'none');
-  const rows = ctx.db
-    .prepare(
-      `SELECT v.row_identity AS identity, v.row_digest AS digest FROM _synchro_scope_rows s JOIN _synchro_row_versions v ON v.table_id = s.table_id AND v.record_id = s.record_id WHERE s.scope_id = ?`,
-    )
-    .all(scopeId) as { identity: Buffer | null; digest: Buffer | null }[];
-  const entries = rows.filter((r) => r.identity !== null && r.digest !== null).map((r) => ({ identity: new Uint8Array(r.identity as Buffer), digest: new Uint8Array(r.digest as Buffer) }));
-  return toHex(scopeDigest(fromHex(schema.hash), scopeId, entries));
+  const rows = prepared(
+    ctx.db,
+    `SELECT v.row_identity, v.row_digest FROM _synchro_scope_rows s JOIN _synchro_row_versions v ON v.table_id = s.table_id AND v.record_id = s.record_id
+      WHERE s.scope_id = ? AND v.row_identity IS NOT NULL AND v.row_digest IS NOT NULL ORDER BY v.row_identity`,
+  )
+    .raw(true)
+    .all(scopeId) as [Uint8Array, Uint8Array][];
+  const digest = new SortedScopeDigest(fromHex(schema.hash), scopeId, rows.length);
+  for (const [identity, digestOfRow] of rows) digest.add(identity, digestOfRow);
+  return toHex(digest.finish());
 }

@@ -6,15 +6,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RebuildResponse } from '../../../harness/wire/generated.ts';
-import { protectedRows, storeVersion, verifyRow, type WireRow, writeRow } from '../apply/rows.ts';
-import { addProvenance, clearScopeRows, localScopeDigest, markRebuild } from '../apply/scopes.ts';
+import { protectedRows, storeVersions, verifyRow, type WireRow, writeRows } from '../apply/rows.ts';
+import { addProvenances, clearScopeRows, localScopeDigest, markRebuild } from '../apply/scopes.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError } from '../errors.ts';
 import { durably, emit } from '../events.ts';
 import { clearApplicationTables, deleteRowsOfScope, resetEveryOtherScope } from '../fault-behaviour.ts';
 import { fault } from '../faults.ts';
 import { settleMigration } from '../journal/migration.ts';
+import type { LocalTable } from '../local/manifest.ts';
 import { getMeta, serverApply } from '../local/metadata.ts';
+import { prepared } from '../local/statements.ts';
 import { recordIdOf } from '../local/values.ts';
 import { clearBackoff } from '../sync/backoff.ts';
 import { readResponse } from '../sync/response.ts';
@@ -109,19 +111,20 @@ export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: Re
     return { r, table, recordId: recordIdOf(table.pk.type, pk), verified: verifyRow('rebuilding', schema.hash, table, r.row, pk, r.server_version, r.row_checksum) };
   });
   // A snapshot holds each row once: a repeat on this page or of an earlier page of the attempt is refused, never deduplicated.
+  const earlier = heldByAttempt(ctx, a, checked);
   const seen = new Set<string>();
-  const earlier = ctx.db.prepare('SELECT 1 FROM _synchro_scope_rows WHERE scope_id = ? AND table_id = ? AND record_id = ? AND generation = ?');
   for (const { table, recordId } of checked) {
     const id = `${table.tableId}\u0000${recordId}`;
-    if (seen.has(id) || earlier.get(a.scope_id, table.tableId, recordId, a.generation) !== undefined) throw invalid(`the rebuild repeats the record of ${table.tableId} ${recordId}`);
+    if (seen.has(id) || earlier.has(id)) throw invalid(`the rebuild repeats the record of ${table.tableId} ${recordId}`);
     seen.add(id);
   }
   serverApply(ctx.db, () => {
     const guarded = protectedRows(ctx);
-    for (const { r, table, recordId, verified } of checked) {
-      storeVersion(ctx, table, recordId, r.server_version, verified, r.row as WireRow);
-      addProvenance(ctx, a.scope_id, table.tableId, recordId, a.generation);
-      if (!guarded.has(`${table.tableId}\u0000${recordId}`)) writeRow(ctx, table, r.row as WireRow);
+    // Each bookkeeping table is written for the whole page at once; application rows follow in page order.
+    storeVersions(ctx, checked.map(({ r, table, recordId, verified }) => ({ table, recordId, version: r.server_version, verified, row: r.row as WireRow })));
+    addProvenances(ctx, a.scope_id, a.generation, checked.map(({ table, recordId }) => ({ tableId: table.tableId, recordId })));
+    for (const run of runsByTable(checked.filter(({ table, recordId }) => !guarded.has(`${table.tableId}\u0000${recordId}`)))) {
+      writeRows(ctx, run.table, run.rows);
     }
     ctx.db
       .prepare('INSERT INTO _synchro_rebuild_page_receipts(rebuild_id, page, request_json, response_json, is_final) VALUES (?, ?, ?, ?, ?)')
@@ -132,6 +135,36 @@ export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: Re
     if (fault('pull019-page-clears-rebuild-flag')) ctx.db.prepare('UPDATE _synchro_scopes SET rebuild_required = 0 WHERE scope_id = ?').run(a.scope_id); // fault: client:pull019-page-clears-rebuild-flag
     clearBackoff(ctx);
   });
+}
+
+/** Records of the page this attempt already holds from an earlier page, keyed `table_id NUL record_id`: one query per table on the page. */
+function heldByAttempt(ctx: Ctx, a: Attempt, checked: readonly { table: LocalTable; recordId: string }[]): Set<string> {
+  const byTable = new Map<string, string[]>();
+  for (const { table, recordId } of checked) {
+    const ids = byTable.get(table.tableId);
+    if (ids === undefined) byTable.set(table.tableId, [recordId]);
+    else ids.push(recordId);
+  }
+  const held = new Set<string>();
+  const query = prepared(
+    ctx.db,
+    'SELECT record_id FROM _synchro_scope_rows WHERE scope_id = ? AND table_id = ? AND generation = ? AND record_id IN (SELECT value FROM json_each(?))',
+  );
+  for (const [tableId, ids] of byTable) {
+    for (const row of query.all(a.scope_id, tableId, a.generation, JSON.stringify(ids)) as { record_id: string }[]) held.add(`${tableId}\u0000${row.record_id}`);
+  }
+  return held;
+}
+
+/** Consecutive records of the same table, in page order, so their application rows go in multi-row statements without reordering any write. */
+function runsByTable(records: readonly { r: RebuildResponse['records'][number]; table: LocalTable }[]): { table: LocalTable; rows: WireRow[] }[] {
+  const runs: { table: LocalTable; rows: WireRow[] }[] = [];
+  for (const { r, table } of records) {
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last.table === table) last.rows.push(r.row as WireRow);
+    else runs.push({ table, rows: [r.row as WireRow] });
+  }
+  return runs;
 }
 
 /**
