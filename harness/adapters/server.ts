@@ -192,6 +192,36 @@ export interface CaptureControl {
    * `capture`: phased reset scenarios are undetermined without it.
    */
   reset?: PhasedResetControl;
+  /**
+   * The Class 3 projection bootstrap phase by phase (durable phases
+   * `preparing`, `baseline_staged`, `catching_up`, then activation).
+   * Optional within `capture`: SYNC-SCOPE-006 is undetermined without it.
+   */
+  bootstrap?: ProjectionBootstrapControl;
+}
+
+/** Where a projection bootstrap stands after a control call. */
+export interface BootstrapProgressAnswer {
+  bootstrap_id: string;
+  lifecycle: ResetHoldPhase | 'activated' | 'aborted';
+  slot: string | null;
+  reason?: string;
+}
+
+/** A drive of the bootstrap either moved it (progress) or its activation was refused (it stays in flight). */
+export type BootstrapDriveOutcome = { progress: BootstrapProgressAnswer; refused?: undefined } | { refused: string; progress?: undefined };
+
+export interface ProjectionBootstrapControl {
+  /** Holds the bootstrap in flight (or the one the registry made due) once `phase` is durable; `pastDurableBarrier` catches up past the main worker's durable end. */
+  hold(phase: ResetHoldPhase, options?: { pastDurableBarrier?: boolean }): Promise<BootstrapDriveOutcome>;
+  /** Clears the hold and runs the bootstrap through activation. */
+  release(): Promise<BootstrapDriveOutcome>;
+  /** Resumes the bootstrap in flight from its durable record (a new one after an abort) through activation. */
+  resume(): Promise<BootstrapDriveOutcome>;
+  /** Asks for activation only; refused when the main worker has not made the barrier durable. */
+  activate(): Promise<BootstrapDriveOutcome>;
+  /** Terminates the coordinator's database sessions; resolves with how many ended. */
+  kill(): Promise<number>;
 }
 
 /** A phase an operator's reset can be held at once it is durable. */

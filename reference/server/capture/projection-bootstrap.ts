@@ -13,10 +13,11 @@
  * - `catching_up`: the candidate slot's transactions after the consistent
  *   point are decoded (peeked, never consumed) and applied to the staged
  *   values, up to the main capture worker's durable processed end.
- * - activation: the main worker is stopped at a transaction boundary, its
- *   durable processed end is the barrier; catch-up goes exactly to it (a
- *   catch-up already past it is refused: those values are not what the
- *   projections hold), and one commit publishes the manifest, rewrites the
+ * - activation: the main worker is stopped at a transaction boundary;
+ *   catch-up goes exactly to its durable processed end (a catch-up already
+ *   past it is refused: those values are not what the projections hold), the
+ *   barrier recorded is the end of the last transaction it made durable, and
+ *   one commit publishes the manifest, rewrites the
  *   stored rows with the staged values and records the affected scopes.
  *   The active slot and stream generation are untouched; the candidate slot
  *   is dropped after.
@@ -163,7 +164,7 @@ async function stageBaseline(session: CandidateSession, record: BootstrapRecord)
   const staged = await inTransaction(
     db,
     async () => {
-      await db.query(fault('scope006-stage-from-live-rows') ? 'SELECT 1' : `SET TRANSACTION SNAPSHOT '${record.snapshotName}'`); // fault: server:scope006-stage-from-live-rows
+      await db.query(`SET TRANSACTION SNAPSHOT '${record.snapshotName}'`);
       const out: { tableId: string; pk: string; values: Record<string, unknown> }[] = [];
       for (const def of await changedTables(db, record)) {
         const { rows } = await db.query<Record<string, unknown>>(`SELECT (to_jsonb(src) ->> $1) AS "$pk", ${def.selectList} FROM ${def.qualified} AS src`, [def.pkColumn]);
@@ -200,6 +201,7 @@ function cellText(cell: Cell): string | null | typeof KEPT {
  * caller's transaction, and moves the catch-up position to `upto`.
  */
 async function catchUpTo(db: pg.ClientBase, record: BootstrapRecord, upto: string): Promise<void> {
+  if (fault('scope006-skip-catch-up')) return; // fault: server:scope006-skip-catch-up
   const from = parseLsn(record.caughtUpEnd ?? (record.consistentPoint as string));
   const until = parseLsn(upto);
   if (until <= from) return;
@@ -264,7 +266,7 @@ async function catchUp(session: CandidateSession, record: BootstrapRecord, upto:
       record.lifecycle = 'catching_up';
       record.caughtUpEnd = record.consistentPoint;
     }
-    if (!fault('scope006-skip-catch-up')) await catchUpTo(db, record, target); // fault: server:scope006-skip-catch-up
+    await catchUpTo(db, record, target);
   });
 }
 
@@ -296,16 +298,19 @@ async function activate(session: CandidateSession, record: BootstrapRecord): Pro
   const db = await session.connection();
   await inTransaction(db, async () => {
     await db.query('SELECT 1 FROM synchro.projection_bootstraps WHERE bootstrap_id = $1 FOR UPDATE', [record.id]);
-    const barrier = fault('scope006-barrier-not-durable') ? await flushPosition(db) : await durableProcessedEnd(db); // fault: server:scope006-barrier-not-durable
-    if (parseLsn(record.caughtUpEnd as string) > parseLsn(barrier)) {
+    const durable = await durableProcessedEnd(db);
+    if (parseLsn(record.caughtUpEnd as string) > parseLsn(durable) && !fault('scope006-activate-past-durable-barrier')) { // fault: server:scope006-activate-past-durable-barrier
       await db.query('ROLLBACK');
-      await refuse(db, record, `the staged values are caught up to ${record.caughtUpEnd}, past the main worker's durable processed end ${barrier}`);
+      await refuse(db, record, `the staged values are caught up to ${record.caughtUpEnd}, past the main worker's durable processed end ${durable}`);
     }
-    if (!fault('scope006-skip-catch-up')) await catchUpTo(db, record, barrier);
-    const staged = await stagedValues(db, record);
+    await catchUpTo(db, record, durable);
+    // The barrier is the end of the last transaction the main worker made durable: everything after it up to its processed end touched no registered row.
+    const barrier = (await db.query<{ b: string }>('SELECT coalesce(materialized_end_lsn, generation_start_lsn)::text AS b FROM synchro.wal_progress')).rows[0]?.b as string;
+    const staged = fault('scope006-activate-without-staged-values') ? new Map() : await stagedValues(db, record); // fault: server:scope006-activate-without-staged-values
     await db.query('SET LOCAL ROLE synchro_owner');
     const manifest = await publishBootstrapped(db as unknown as pg.PoolClient, async (_db, change: FieldChange) => staged.get(change.table.tableId) ?? new Map());
     await db.query('RESET ROLE');
+    if (fault('scope006-activation-starts-new-generation')) await db.query('UPDATE synchro.wal_progress SET stream_generation = gen_random_uuid()::text'); // fault: server:scope006-activation-starts-new-generation
     await db.query(
       "UPDATE synchro.projection_bootstraps SET lifecycle = 'activated', activation_barrier = $2, activated_schema_version = $3, last_refusal = NULL, finished_at = clock_timestamp() WHERE bootstrap_id = $1",
       [record.id, barrier, manifest.version],

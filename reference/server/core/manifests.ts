@@ -201,7 +201,7 @@ async function publish(db: PoolClient, options: { defer?: boolean; staged?: Adde
          transition_class, compatibility_floor, body_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [version, hash, generation, current?.version ?? null, current?.hash ?? null, cls, body.compatibility_floor, text],
     );
-    if (cls === 'class_3') {
+    if (cls === 'class_3' && !fault('scope006-manifest-without-affected-scopes')) { // fault: server:scope006-manifest-without-affected-scopes
       for (const scope of affected) await db.query('INSERT INTO synchro.manifest_affected_scopes (schema_version, scope_id) VALUES ($1, $2)', [version, scope]);
     }
     current = {
