@@ -281,8 +281,8 @@ async function stagedValues(db: pg.ClientBase, record: BootstrapRecord): Promise
   const { rows } = await db.query<{ table_id: string; pk_text: string; added_values: StagedValues }>('SELECT table_id, pk_text, added_values FROM synchro.projection_bootstrap_rows WHERE bootstrap_id = $1', [record.id]);
   for (const r of rows) {
     if (r.added_values === null || !Object.values(r.added_values).some((v) => v !== null)) continue;
-    let table = out.get(r.table_id);
-    if (table === undefined) out.set(r.table_id, (table = new Map()));
+    const table = out.get(r.table_id) ?? new Map<string, Record<string, unknown>>();
+    out.set(r.table_id, table);
     table.set(r.pk_text, r.added_values);
   }
   return out;

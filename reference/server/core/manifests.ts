@@ -5,7 +5,7 @@
  * A change that alters nothing a client sees publishes nothing (Class 1).
  */
 import type { Pool, PoolClient } from 'pg';
-import { canonicalJson, schemaManifestHash, schemaManifestHashUnchecked, utf8Order } from '../../../harness/codec/index.ts';
+import { canonicalJson, readTableShape, schemaManifestHash, schemaManifestHashUnchecked, utf8Order } from '../../../harness/codec/index.ts';
 import { fault } from './faults.ts';
 import type { BootstrapDriver, BootstrapRequest } from './projection-bootstrap-control.ts';
 import { type AddedValues, addedValues, type FieldChange, fieldChanges, reshapeStoredRows, type TableLite as ShapeLite } from './reshape.ts';
@@ -144,7 +144,10 @@ function narrowedToManifest(tables: Map<string, TableDef>, manifest: Manifest): 
     const fields = shown.get(id);
     if (fields === undefined) continue;
     const kept = def.fields.filter((f) => fields.has(f.fieldId));
-    out.set(id, { ...def, fields: kept, byId: new Map(kept.map((f) => [f.fieldId, f])) });
+    const narrowed: TableDef = { ...def, fields: kept, byId: new Map(kept.map((f) => [f.fieldId, f])) };
+    // Row digests follow the shape the manifest in force declares.
+    narrowed.shape = readTableShape(manifestTable(narrowed));
+    out.set(id, narrowed);
   }
   return out;
 }
