@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { connect, type Harness, OWNED_NOTES_SQL, useEnv, withCaptureServer } from './helpers.ts';
-import { rebuildAll } from './sync-flow.ts';
+import { pull, rebuildAll } from './sync-flow.ts';
 
 const env = useEnv();
 const withServer = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
@@ -56,6 +56,9 @@ test('a held bootstrap keeps the old manifest; writes during it arrive through c
     const held = await control(h, 'bootstrap/hold', { phase: 'baseline_staged' });
     assert.equal(held.lifecycle, 'baseline_staged');
     assert.equal(await schemaVersion(h), before, 'connect answers with the previous manifest while the bootstrap is held');
+    const s = await connect(h);
+    const served = await pull(h, s, { 'user:u1': (await rebuildAll(h, s, 'user:u1')).finalCursor ?? null });
+    assert.equal(served.status, 200, `a pull under the previous manifest is served while held: ${served.text}`);
     await h.sql.query("UPDATE public.notes SET rank = 9 WHERE id = 'a'; INSERT INTO public.notes (id, body, rank) VALUES ('c', 'three', 1)");
     await awaitCapture(h);
     const done = await control(h, 'bootstrap/release');

@@ -49,7 +49,7 @@ import {
 import type { FieldChange } from '../core/reshape.ts';
 import { wireRow } from '../core/rows.ts';
 import { loadTables, type TableDef } from '../core/tables.ts';
-import { CandidateSession, dropCandidateSlot, peekCandidate, terminateSessions } from './candidate-slot.ts';
+import { CandidateSession, dropCandidateSlot, flushPosition, peekCandidate, terminateSessions } from './candidate-slot.ts';
 import type { Cell } from './pgoutput.ts';
 import { groupTransactions } from './transaction.ts';
 
@@ -100,12 +100,6 @@ async function durableProcessedEnd(db: pg.ClientBase): Promise<string> {
   const p = (await db.query<{ p: string }>('SELECT processed_end_lsn::text AS p FROM synchro.wal_progress')).rows[0]?.p;
   if (p === undefined) throw new Error('capture has never started: there is no main worker barrier to reach');
   return p;
-}
-
-async function flushPosition(db: pg.ClientBase): Promise<string> {
-  // A message makes sure the flush position covers every commit before this call.
-  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
-  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
 }
 
 async function inTransaction<T>(db: pg.ClientBase, work: () => Promise<T>, begin = 'BEGIN'): Promise<T> {
