@@ -1,8 +1,9 @@
 /**
  * A permanent candidate pgoutput slot and its exported snapshot, as a process
  * that stages state apart from the live stream uses them (the Class 3
- * projection bootstrap, projection-bootstrap.ts; the stream reset,
- * stream-reset.ts, follows the same lifecycle with its own copy).
+ * projection bootstrap, projection-bootstrap.ts). The stream reset,
+ * stream-reset.ts, follows the same lifecycle with its own session class and
+ * so far takes only the flush position from here.
  *
  * The exported snapshot lives only while the replication connection that
  * created the slot stays open and idle, so the session keeps that connection
