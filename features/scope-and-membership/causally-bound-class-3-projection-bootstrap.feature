@@ -34,7 +34,7 @@ Feature: Causally Bound Class 3 Projection Bootstrap
     @cap:provision @cap:schema @cap:capture @cap:inspect
     Scenario: the bootstrap record names one permanent pgoutput slot of this database and no new stream generation
       Given the harness records the stream generation that inspection reports as "stream_before"
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the bootstrap runs to activation
       Then server inspection shows one projection bootstrap record whose candidate slot was logical, "pgoutput", not temporary and in the configured database, with an exported snapshot name and a consistent point
       And server inspection shows a stream generation equal to "stream_before"
@@ -44,7 +44,7 @@ Feature: Causally Bound Class 3 Projection Bootstrap
 
     @cap:provision @cap:schema @cap:capture
     Scenario: after activation a rebuild carries the historical values of the new field
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the bootstrap runs to activation
       And client "A" connects presenting the "before" schema reference
       Then the connect response has schema action "rebuild_local"
@@ -57,7 +57,7 @@ Feature: Causally Bound Class 3 Projection Bootstrap
 
     @cap:provision @cap:schema @cap:sourceSql @cap:capture @cap:inspect
     Scenario: writes during the bootstrap are in the activated projections
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the harness holds the bootstrap after its baseline is staged
       And the harness commits on the source database:
         """
@@ -74,7 +74,7 @@ Feature: Causally Bound Class 3 Projection Bootstrap
 
     @cap:provision @cap:schema @cap:capture
     Scenario: connect keeps the old manifest until activation, then shows the new one with the invalidation
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the harness holds the bootstrap after its baseline is staged
       And client "A" connects presenting the "before" schema reference
       Then the connect response has schema action "none"
@@ -90,7 +90,7 @@ Feature: Causally Bound Class 3 Projection Bootstrap
 
     @negative @cap:provision @cap:schema @cap:capture @cap:inspect
     Scenario Outline: an operator killed during phase "<phase>" never leaves a partly activated change
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the harness holds the bootstrap at phase "<phase>"
       And the bootstrap coordinator is killed
       And client "A" connects presenting the "before" schema reference
@@ -109,7 +109,7 @@ Feature: Causally Bound Class 3 Projection Bootstrap
 
     @negative @cap:provision @cap:schema @cap:sourceSql @cap:capture
     Scenario: a value changed after the snapshot but before the barrier arrives through catch-up, not from a live read
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the harness holds the bootstrap after its candidate slot is created
       And the harness commits on the source database:
         """
@@ -125,10 +125,10 @@ Feature: Causally Bound Class 3 Projection Bootstrap
 
     @negative @cap:provision @cap:schema @cap:capture @cap:inspect
     Scenario: activation with a barrier the main worker has not made durable is refused
-      When the operator publishes a "class_3" manifest that adds column "priority" of type "int" with historical values to table "tasks", affecting scope "user:alice"
+      When the operator publishes a "class_3" manifest that registers the existing column "priority" of type "int" with its historical values in table "tasks", affecting scope "user:alice"
       And the capture worker is paused
       And the harness holds the bootstrap in phase "catching_up" with a barrier past the main worker's durable processed boundary
       And the operator asks the bootstrap to activate
-      Then the activation waits or is refused
       And client "A" connects presenting the "before" schema reference
+      Then the activation waits or is refused
       And the connect response has schema action "none"

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { describeErrors, SCHEMA_DIR } from '../json-schema.ts';
 import type { ServerCapability } from './capabilities.ts';
-import type { CaptureControl, ClientsControl, ResetDriveOutcome, ResetHoldPhase, ResetProgressAnswer, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl, TraceSpan } from './server.ts';
+import type { BootstrapDriveOutcome, BootstrapProgressAnswer, CaptureControl, ClientsControl, ResetDriveOutcome, ResetHoldPhase, ResetProgressAnswer, ClockControl, CompactionControl, LogsControl, PushEntryResult, SeedCallResult, SeedControl, SeedSession, SourceSqlControl, TraceSpan } from './server.ts';
 
 export const CONTROL_SCHEMA_DIR = `${SCHEMA_DIR}adapter/control/`;
 const SCHEMA_BASE = 'https://synchro.dev/schemas/control/v1/';
@@ -34,6 +34,11 @@ export const CONTROL_NAMES = [
   'capture.reset-kill-operator',
   'capture.store-fault',
   'capture.store-restore',
+  'bootstrap.hold',
+  'bootstrap.release',
+  'bootstrap.resume',
+  'bootstrap.kill',
+  'bootstrap.activate',
   'clock.now',
   'clock.advance',
   'clock.set',
@@ -72,7 +77,7 @@ export const SQL_GROUP_CONTROLS: Partial<Record<ServerCapability, ControlName[]>
  * pair (one arms the hold, the other waits for it).
  */
 export const CONTROL_GROUPS: Record<'capture' | 'clock' | 'clients' | 'compaction' | 'logs' | 'seed', { needs: ControlName[]; optional: ControlName[] }> = {
-  capture: { needs: ['capture.await', 'capture.stop', 'capture.kill', 'capture.restart', 'capture.poison'], optional: ['capture.crash-at', 'capture.hold', 'capture.held', 'capture.reset-stream', 'capture.reset-start', 'capture.reset-continue', 'capture.reset-abort', 'capture.reset-kill-operator', 'capture.store-fault', 'capture.store-restore'] },
+  capture: { needs: ['capture.await', 'capture.stop', 'capture.kill', 'capture.restart', 'capture.poison'], optional: ['capture.crash-at', 'capture.hold', 'capture.held', 'capture.reset-stream', 'capture.reset-start', 'capture.reset-continue', 'capture.reset-abort', 'capture.reset-kill-operator', 'capture.store-fault', 'capture.store-restore', 'bootstrap.hold', 'bootstrap.release', 'bootstrap.resume', 'bootstrap.kill', 'bootstrap.activate'] },
   clock: { needs: ['clock.now', 'clock.advance', 'clock.set'], optional: [] },
   clients: { needs: ['clients.expire', 'clients.retire', 'clients.run-expiry'], optional: ['clients.counters'] },
   compaction: { needs: ['compaction.run'], optional: [] },
@@ -262,6 +267,25 @@ export function controlGroups(client: ControlClient): ControlGroups {
         capture.store = {
           inject: async (fault, target) => void (await client.call('capture.store-fault', { fault, table: target.table, scope: target.scope, pk: target.pk })),
           restore: async () => (await client.call<{ restored: number }>('capture.store-restore', empty)).restored,
+        };
+      }
+      // The Class 3 projection bootstrap counts only as the whole set.
+      const bootstrapControls = ['bootstrap.hold', 'bootstrap.release', 'bootstrap.resume', 'bootstrap.kill', 'bootstrap.activate'] as const;
+      if (bootstrapControls.every((name) => has(name))) {
+        const drive = async (name: 'bootstrap.hold' | 'bootstrap.release' | 'bootstrap.resume' | 'bootstrap.activate', request: Record<string, unknown> = empty): Promise<BootstrapDriveOutcome> => {
+          try {
+            return { progress: await client.call<BootstrapProgressAnswer>(name, request, 120_000) };
+          } catch (e) {
+            if (e instanceof ControlCallError && e.code === 'refused') return { refused: e.message };
+            throw e;
+          }
+        };
+        capture.bootstrap = {
+          hold: (phase, options) => drive('bootstrap.hold', { phase, ...(options?.pastDurableBarrier === true ? { past_durable_barrier: true } : {}) }),
+          release: () => drive('bootstrap.release'),
+          resume: () => drive('bootstrap.resume'),
+          activate: () => drive('bootstrap.activate'),
+          kill: async () => (await client.call<{ terminated: number }>('bootstrap.kill', empty)).terminated,
         };
       }
     }

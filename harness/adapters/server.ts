@@ -207,6 +207,12 @@ export interface CaptureControl {
    * undetermined without it.
    */
   store?: CaptureStoreControl;
+  /**
+   * The Class 3 projection bootstrap phase by phase (durable phases
+   * `preparing`, `baseline_staged`, `catching_up`, then activation).
+   * Optional within `capture`: SYNC-SCOPE-006 is undetermined without it.
+   */
+  bootstrap?: ProjectionBootstrapControl;
 }
 
 /** What `capture.store-fault` does to the latest captured effect of one row in one scope. */
@@ -217,6 +223,30 @@ export interface CaptureStoreControl {
   inject(fault: CaptureStoreFault, target: { table: string; scope: string; pk: string | number }): Promise<void>;
   /** Writes back exactly what every injected fault damaged; resolves the number of effects restored. */
   restore(): Promise<number>;
+}
+
+/** Where a projection bootstrap stands after a control call. */
+export interface BootstrapProgressAnswer {
+  bootstrap_id: string;
+  lifecycle: ResetHoldPhase | 'activated' | 'aborted';
+  slot: string | null;
+  reason?: string;
+}
+
+/** A drive of the bootstrap either moved it (progress) or its activation was refused (it stays in flight). */
+export type BootstrapDriveOutcome = { progress: BootstrapProgressAnswer; refused?: undefined } | { refused: string; progress?: undefined };
+
+export interface ProjectionBootstrapControl {
+  /** Holds the bootstrap in flight (or the one the registry made due) once `phase` is durable; `pastDurableBarrier` catches up past the main worker's durable end. */
+  hold(phase: ResetHoldPhase, options?: { pastDurableBarrier?: boolean }): Promise<BootstrapDriveOutcome>;
+  /** Clears the hold and runs the bootstrap through activation. */
+  release(): Promise<BootstrapDriveOutcome>;
+  /** Resumes the bootstrap in flight from its durable record (a new one after an abort) through activation. */
+  resume(): Promise<BootstrapDriveOutcome>;
+  /** Asks for activation only; refused when the main worker has not made the barrier durable. */
+  activate(): Promise<BootstrapDriveOutcome>;
+  /** Terminates the coordinator's database sessions; resolves with how many ended. */
+  kill(): Promise<number>;
 }
 
 /** A phase an operator's reset can be held at once it is durable. */

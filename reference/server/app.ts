@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { secretKey } from './auth.ts';
+import { ProjectionBootstrapCoordinator } from './capture/projection-bootstrap.ts';
 import { CaptureWorker } from './capture/worker.ts';
 import { LogBuffer } from './controls/log-buffer.ts';
 import { createControls, isProductionEnvironment } from './controls/routes.ts';
@@ -75,6 +76,8 @@ interface Instance {
   pool: pg.Pool;
   manifests: ManifestStore;
   capture?: CaptureWorker;
+  /** The Class 3 projection bootstrap, beside the capture worker whose barrier it reaches. */
+  bootstrap?: ProjectionBootstrapCoordinator;
   listener: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
@@ -126,7 +129,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       capture = new CaptureWorker({ databaseUrl: options.databaseUrl, log });
       await capture.start();
     }
-    const manifests = new ManifestStore(pool);
+    const bootstrap = capture === undefined ? undefined : new ProjectionBootstrapCoordinator(options.databaseUrl, capture, log);
+    const manifests = new ManifestStore(pool, bootstrap);
+    bootstrap?.attach(() => manifests.catalog());
     const listener = createSyncHandler({
       pool,
       manifests,
@@ -139,7 +144,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       ...(clock === undefined ? {} : { clock }),
       ...(options.connectionLimits !== undefined ? { connectionLimits: options.connectionLimits } : {}),
     });
-    return { pool, manifests, ...(capture === undefined ? {} : { capture }), listener };
+    return { pool, manifests, ...(capture === undefined ? {} : { capture }), ...(bootstrap === undefined ? {} : { bootstrap }), listener };
   };
   const closeInstance = async (instance: Instance) => {
     if (instance.closed) return;
@@ -147,6 +152,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // A seed session holds a connection of this pool: ending the pool would wait for it.
     seedSessions.closeAll();
     await instance.capture?.stop();
+    await instance.bootstrap?.close();
     await instance.pool.end();
   };
   // Runs inside the reset request, so resetClock moves this instance's clock (or the process clock it reads).

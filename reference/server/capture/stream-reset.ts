@@ -40,6 +40,7 @@ import pg from 'pg';
 import type { ResetPhase, ResetProgress, StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
+import { flushPosition } from './candidate-slot.ts';
 import { materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { groupTransactions, type RelationInfo, type RowEvent, rowEvents, type TableLookup, UNCHANGED } from './transaction.ts';
@@ -120,12 +121,6 @@ async function inFlight(db: pg.ClientBase): Promise<ResetRecord | undefined> {
   )).rows[0];
   if (r === undefined) return undefined;
   return { resetId: r.reset_id, slot: r.candidate_slot_name, lifecycle: r.lifecycle, consistentPoint: r.cp, snapshotName: r.snap, caughtUpEnd: r.caught, previousGeneration: r.prev };
-}
-
-async function flushPosition(db: pg.ClientBase): Promise<string> {
-  // A message makes sure the flush position covers every commit before this call.
-  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
-  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
 }
 
 /** Phase `preparing`: the record, then the candidate slot and its exported snapshot, recorded with their boundary. */

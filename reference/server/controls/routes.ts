@@ -21,6 +21,7 @@ import { advanceClock, serverClock, setClock } from '../core/clock.ts';
 import { SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
 import type { RequestMetrics } from '../core/metrics.ts';
+import { BOOTSTRAP_PHASES, BootstrapActivationRefused, type BootstrapHandle, type BootstrapProgress, NoBootstrap } from '../core/projection-bootstrap-control.ts';
 import { clientCounters } from './counters.ts';
 import { expireClient, expireStaleClients } from './expiry.ts';
 import type { LogBuffer } from './log-buffer.ts';
@@ -36,6 +37,8 @@ export interface ControlTarget {
   pool: Pool;
   /** The capture worker, when this server runs one. */
   capture?: CaptureHandle;
+  /** The Class 3 projection bootstrap coordinator (beside a capture worker). */
+  bootstrap?: BootstrapHandle;
 }
 
 /**
@@ -120,6 +123,11 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
 }
 
 /** Checks that `value` has no members beyond `allowed` and all of `required`. */
+/** A projection bootstrap's progress as a control answers it. */
+function bootstrapAnswer(p: BootstrapProgress): Record<string, unknown> {
+  return { bootstrap_id: p.bootstrapId, lifecycle: p.lifecycle, slot: p.slot, ...(p.reason === undefined ? {} : { reason: p.reason }) };
+}
+
 /** A reset's progress as a control answers it. */
 function resetAnswer(p: ResetProgress): Record<string, unknown> {
   return {
@@ -224,6 +232,27 @@ function controlTable(options: ControlOptions): Record<string, Control> {
     if (capture === undefined) throw new ControlError('not_offered', 409, 'this server runs no capture worker');
     return capture;
   };
+  const coordinator = (): BootstrapHandle => {
+    const bootstrap = target().bootstrap;
+    if (bootstrap === undefined) throw new ControlError('not_offered', 409, 'this server runs no projection bootstrap coordinator (it needs a capture worker)');
+    return bootstrap;
+  };
+  /** A bootstrap control; an activation refusal is 409 `refused`, nothing to drive is 409 `no_bootstrap`. */
+  const bootstrapControl = (path: string, act: (b: BootstrapHandle, value: Record<string, unknown>) => Promise<Record<string, unknown>>, optional: readonly string[] = []): Control => ({
+    method: 'POST',
+    path,
+    run: async (req) => {
+      const value = await body(req);
+      members(value, [], optional);
+      try {
+        return await act(coordinator(), value);
+      } catch (e) {
+        if (e instanceof BootstrapActivationRefused) throw new ControlError('refused', 409, `activation refused: ${e.message}`);
+        if (e instanceof NoBootstrap) throw new ControlError('no_bootstrap', 409, e.message);
+        throw e;
+      }
+    },
+  });
   /** A worker control takes an empty body and answers once the worker is in the new state. */
   const workerControl = (path: string, act: (w: CaptureHandle) => Promise<void>, state: string): Control => ({
     method: 'POST',
@@ -360,6 +389,22 @@ function controlTable(options: ControlOptions): Record<string, Control> {
         return { restored: await restoreStoreFaults(pool()) };
       },
     },
+    // The Class 3 projection bootstrap, phase by phase (capture/projection-bootstrap.ts).
+    'bootstrap.hold': bootstrapControl(
+      'bootstrap/hold',
+      async (b, value) => {
+        const phase = BOOTSTRAP_PHASES.find((p) => p === value.phase);
+        if (phase === undefined) throw invalid(`phase must be one of ${BOOTSTRAP_PHASES.join(', ')}`);
+        if (value.past_durable_barrier !== undefined && typeof value.past_durable_barrier !== 'boolean') throw invalid('past_durable_barrier must be a boolean');
+        if (value.past_durable_barrier === true && phase !== 'catching_up') throw invalid('past_durable_barrier applies to the phase catching_up only');
+        return bootstrapAnswer(await b.hold(phase, { pastDurableBarrier: value.past_durable_barrier === true }));
+      },
+      ['phase', 'past_durable_barrier'],
+    ),
+    'bootstrap.release': bootstrapControl('bootstrap/release', async (b) => bootstrapAnswer(await b.release())),
+    'bootstrap.resume': bootstrapControl('bootstrap/resume', async (b) => bootstrapAnswer(await b.release())),
+    'bootstrap.kill': bootstrapControl('bootstrap/kill', async (b) => ({ terminated: await b.kill() })),
+    'bootstrap.activate': bootstrapControl('bootstrap/activate', async (b) => bootstrapAnswer(await b.activate())),
     'clock.now': { method: 'GET', path: 'clock', run: async () => clockState() },
     'clock.advance': {
       method: 'POST',

@@ -5,9 +5,10 @@
  * A change that alters nothing a client sees publishes nothing (Class 1).
  */
 import type { Pool, PoolClient } from 'pg';
-import { canonicalJson, schemaManifestHash, schemaManifestHashUnchecked, utf8Order } from '../../../harness/codec/index.ts';
+import { canonicalJson, readTableShape, schemaManifestHash, schemaManifestHashUnchecked, utf8Order } from '../../../harness/codec/index.ts';
 import { fault } from './faults.ts';
-import { fieldChanges, reshapeStoredRows, type TableLite as ShapeLite } from './reshape.ts';
+import type { BootstrapDriver, BootstrapRequest } from './projection-bootstrap-control.ts';
+import { type AddedValues, addedValues, type FieldChange, fieldChanges, reshapeStoredRows, type TableLite as ShapeLite } from './reshape.ts';
 import { loadTables, manifestTable, type TableDef } from './tables.ts';
 
 export interface Manifest {
@@ -71,11 +72,14 @@ function transitionClass(before: TableLite[], after: TableLite[]): 'class_2' | '
 
 export class ManifestStore {
   readonly #pool: Pool;
+  readonly #bootstrap: BootstrapDriver | undefined;
   #catalog: Catalog | undefined;
   #generation = -1;
 
-  constructor(pool: Pool) {
+  /** With a bootstrap driver, a step whose added fields already hold values waits for its bootstrap instead of reading live rows. */
+  constructor(pool: Pool, bootstrap?: BootstrapDriver) {
     this.#pool = pool;
+    this.#bootstrap = bootstrap;
   }
 
   /** The catalog for the active registry generation, publishing a manifest first if one is due. */
@@ -87,25 +91,74 @@ export class ManifestStore {
       );
       const g = Number(rows[0]?.g ?? 0);
       if (this.#catalog !== undefined && g === this.#generation && Number(rows[0]?.c) === g) return this.#catalog;
-      await db.query('BEGIN');
-      try {
-        await db.query('SET LOCAL ROLE synchro_owner');
-        const catalog = await publish(db);
-        await db.query('COMMIT');
-        this.#catalog = catalog;
-        this.#generation = g;
-        return catalog;
-      } catch (e) {
-        await db.query('ROLLBACK').catch(() => undefined);
-        throw e;
-      }
+      const first = await this.#publishOnce(db);
+      if (first.due === undefined || this.#bootstrap === undefined) return first.catalog;
+      // The step waits for its bootstrap: run it (unless held), then answer with whatever is active now.
+      // A bootstrap that fails leaves the previous manifest in force; its record says why.
+      await this.#bootstrap.due(first.due).catch(() => undefined);
+      return (await this.#publishOnce(db)).catalog;
     } finally {
       db.release();
     }
   }
+
+  async #publishOnce(db: PoolClient): Promise<Published> {
+    await db.query('BEGIN');
+    try {
+      await db.query('SET LOCAL ROLE synchro_owner');
+      const published = await publish(db, { defer: this.#bootstrap !== undefined });
+      await db.query('COMMIT');
+      if (published.due === undefined) {
+        this.#catalog = published.catalog;
+        this.#generation = published.generation;
+      }
+      return published;
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
 }
 
-async function publish(db: PoolClient): Promise<Catalog> {
+interface Published {
+  catalog: Catalog;
+  generation: number;
+  /** Set when the registry's step waits for a Class 3 bootstrap: the catalog is still the previous manifest's. */
+  due?: BootstrapRequest;
+}
+
+/**
+ * The bootstrap's activation (capture/projection-bootstrap.ts): publishes the
+ * step that waited, in the caller's transaction, with the added values the
+ * bootstrap staged instead of live ones. Returns the manifest now in force.
+ */
+export async function publishBootstrapped(db: PoolClient, staged: AddedValues): Promise<Manifest> {
+  return (await publish(db, { staged })).catalog.current;
+}
+
+/** The tables as the manifest in force shows them: fields a later, not yet active step adds are left out. */
+function narrowedToManifest(tables: Map<string, TableDef>, manifest: Manifest): Map<string, TableDef> {
+  const shown = new Map((manifest.body.tables as TableLite[]).map((t) => [t.table_id, new Set(t.fields.map((f) => f.field_id))]));
+  const out = new Map<string, TableDef>();
+  for (const [id, def] of tables) {
+    const fields = shown.get(id);
+    if (fields === undefined) continue;
+    const kept = def.fields.filter((f) => fields.has(f.fieldId));
+    const narrowed: TableDef = { ...def, fields: kept, byId: new Map(kept.map((f) => [f.fieldId, f])) };
+    // Row digests follow the shape the manifest in force declares.
+    narrowed.shape = readTableShape(manifestTable(narrowed));
+    out.set(id, narrowed);
+  }
+  return out;
+}
+
+/** The step needs history when a field it adds already holds a value in some source row. */
+async function needsHistory(db: PoolClient, changes: FieldChange[]): Promise<boolean> {
+  for (const change of changes) if (change.added.length > 0 && (await addedValues(db, change)).size > 0) return true;
+  return false;
+}
+
+async function publish(db: PoolClient, options: { defer?: boolean; staged?: AddedValues }): Promise<Published> {
   // One publisher at a time: the state row is the lock.
   const state = await db.query<{ checked_generation: string }>('SELECT checked_generation FROM synchro.manifest_state FOR UPDATE');
   const gen = await db.query<{ g: string }>('SELECT coalesce(max(generation), 0) g FROM synchro.registry_generations');
@@ -125,8 +178,14 @@ async function publish(db: PoolClient): Promise<Catalog> {
   if (current === undefined || (!unchanged && Number(state.rows[0]?.checked_generation) !== generation)) {
     const version = (current?.version ?? 0) + 1;
     let cls: string = current === undefined ? 'initial' : transitionClass(current.body.tables as TableLite[], tableBodies as unknown as TableLite[]);
+    const changes = current === undefined ? [] : fieldChanges(current.body.tables as ShapeLite[], tables);
+    // Added fields that already hold values need history a live read cannot give consistently: the bootstrap stages it.
+    if (current !== undefined && options.defer === true && options.staged === undefined && (await needsHistory(db, changes))) {
+      const addedFields = Object.fromEntries(changes.filter((c) => c.added.length > 0).map((c) => [c.table.tableId, c.added]));
+      return { catalog: { current, tables: narrowedToManifest(tables, current), history }, generation, due: { registryGeneration: generation, addedFields } };
+    }
     // Rows already captured take the new shape in this transaction; added values make the step Class 3.
-    const affected = current === undefined ? [] : (await reshapeStoredRows(db, fieldChanges(current.body.tables as ShapeLite[], tables))).sort(utf8Order);
+    const affected = (await reshapeStoredRows(db, changes, options.staged)).sort(utf8Order);
     if (cls === 'class_2' && affected.length > 0) cls = 'class_3';
     const floorOfParent = current === undefined ? version : Number(current.body.compatibility_floor);
     const body: Record<string, unknown> = {
@@ -145,7 +204,7 @@ async function publish(db: PoolClient): Promise<Catalog> {
          transition_class, compatibility_floor, body_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [version, hash, generation, current?.version ?? null, current?.hash ?? null, cls, body.compatibility_floor, text],
     );
-    if (cls === 'class_3') {
+    if (cls === 'class_3' && !fault('scope006-manifest-without-affected-scopes')) { // fault: server:scope006-manifest-without-affected-scopes
       for (const scope of affected) await db.query('INSERT INTO synchro.manifest_affected_scopes (schema_version, scope_id) VALUES ($1, $2)', [version, scope]);
     }
     current = {
@@ -160,5 +219,5 @@ async function publish(db: PoolClient): Promise<Catalog> {
     history.set(version, current);
   }
   await db.query('UPDATE synchro.manifest_state SET checked_generation = $1', [generation]);
-  return { current, tables, history };
+  return { catalog: { current, tables, history }, generation };
 }

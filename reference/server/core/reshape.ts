@@ -37,8 +37,11 @@ export function fieldChanges(before: TableLite[], after: Map<string, TableDef>):
 
 const STORES = ['synchro.projections', 'synchro.scope_rows', 'synchro.scope_effects'];
 
+/** Wire values of the added fields, per key text, for rows where any of them is non-null. */
+export type AddedValues = (db: PoolClient, change: FieldChange) => Promise<Map<string, Record<string, unknown>>>;
+
 /** Current wire values of the added fields, per key text, for source rows where any of them is non-null. */
-async function addedValues(db: PoolClient, change: FieldChange): Promise<Map<string, Record<string, unknown>>> {
+export async function addedValues(db: PoolClient, change: FieldChange): Promise<Map<string, Record<string, unknown>>> {
   const { table } = change;
   const pk = table.fields.find((f) => f.fieldId === table.pkFieldId);
   if (pk === undefined || change.added.length === 0) return new Map();
@@ -54,16 +57,18 @@ async function addedValues(db: PoolClient, change: FieldChange): Promise<Map<str
 
 /**
  * Rewrites stored rows of each changed table; returns the scopes holding a row
- * whose added fields carry values (empty when the step needs no history).
+ * whose added fields carry values (empty when the step needs no history). The
+ * values come from the live source rows, or (a bootstrapped Class 3 step) from
+ * the values the bootstrap staged.
  */
-export async function reshapeStoredRows(db: PoolClient, changes: FieldChange[]): Promise<string[]> {
+export async function reshapeStoredRows(db: PoolClient, changes: FieldChange[], valuesOf: AddedValues = addedValues): Promise<string[]> {
   const affected = new Set<string>();
   for (const change of changes) {
     const nulls = JSON.stringify(Object.fromEntries(change.added.map((id) => [id, null])));
     for (const store of STORES) {
       await db.query(`UPDATE ${store} SET row_wire = (row_wire - $2::text[]) || $3::jsonb WHERE table_id = $1 AND row_wire IS NOT NULL`, [change.table.tableId, change.removed, nulls]);
     }
-    for (const [pkText, values] of await addedValues(db, change)) {
+    for (const [pkText, values] of await valuesOf(db, change)) {
       const patch = JSON.stringify(values);
       for (const store of STORES) {
         await db.query(`UPDATE ${store} SET row_wire = row_wire || $3::jsonb WHERE table_id = $1 AND pk_text = $2 AND row_wire IS NOT NULL`, [change.table.tableId, pkText, patch]);
