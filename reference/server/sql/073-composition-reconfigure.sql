@@ -4,6 +4,18 @@
 -- holding rows of the table was issued under the old rules: each such scope
 -- gets a new membership generation, and no other scope does.
 
+-- Every cursor of the given scopes was issued under rules that just changed:
+-- each gets a new membership generation (a missing state row stands for
+-- generation 1, so a first bump writes 2, as 024 does). Returns the new
+-- generation of each scope. Shared by the registry changes of 073, 074 and 079.
+CREATE FUNCTION synchro.bump_membership_generations(p_scopes text[]) RETURNS jsonb
+LANGUAGE sql SET search_path = pg_catalog, synchro AS $$
+  INSERT INTO synchro.scope_state (scope_id, membership_generation)
+    SELECT unnest(p_scopes), 2
+  ON CONFLICT (scope_id) DO UPDATE SET membership_generation = synchro.scope_state.membership_generation + 1;
+  SELECT coalesce(jsonb_object_agg(scope_id, membership_generation), '{}') FROM synchro.scope_state WHERE scope_id = ANY (p_scopes);
+$$;
+
 -- Step 2 (as synchro_owner): record the change and mint the generations, in the caller's transaction.
 CREATE FUNCTION synchro.composition_reconfigure_activate(p_oid oid, p_composition text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
@@ -30,12 +42,7 @@ BEGIN
   SELECT coalesce(array_agg(DISTINCT scope_id COLLATE "C" ORDER BY scope_id COLLATE "C"), '{}') INTO v_affected
     FROM synchro.membership_edges WHERE table_id = v_rel.table_id;
   UPDATE synchro.relations SET composition = p_composition, registry_generation = v_next.generation WHERE table_id = v_rel.table_id;
-  -- A missing state row stands for generation 1, so a first bump writes 2 (as 024 does).
-  INSERT INTO synchro.scope_state (scope_id, membership_generation)
-    SELECT unnest(v_affected), 2
-  ON CONFLICT (scope_id) DO UPDATE SET membership_generation = synchro.scope_state.membership_generation + 1;
-  SELECT coalesce(jsonb_object_agg(scope_id, membership_generation), '{}') INTO v_scopes
-    FROM synchro.scope_state WHERE scope_id = ANY (v_affected);
+  v_scopes := synchro.bump_membership_generations(v_affected);
   PERFORM pg_notify('synchro_capture', '');
   RETURN jsonb_build_object('table_id', v_rel.table_id, 'registry_generation', v_next.generation, 'composition', p_composition,
     'membership_generations', v_scopes);

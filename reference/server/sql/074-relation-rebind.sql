@@ -35,12 +35,7 @@ BEGIN
   IF to_regclass(format('synchro_projection.%I', p_relation)) IS NOT NULL THEN
     EXECUTE format('ALTER TABLE synchro_projection.%I RENAME TO %I', p_relation, (SELECT relname FROM pg_class WHERE oid = p_oid));
   END IF;
-  -- A missing state row stands for generation 1, so a first bump writes 2 (as 024 does).
-  INSERT INTO synchro.scope_state (scope_id, membership_generation)
-    SELECT unnest(v_affected), 2
-  ON CONFLICT (scope_id) DO UPDATE SET membership_generation = synchro.scope_state.membership_generation + 1;
-  SELECT coalesce(jsonb_object_agg(scope_id, membership_generation), '{}') INTO v_scopes
-    FROM synchro.scope_state WHERE scope_id = ANY (v_affected);
+  v_scopes := synchro.bump_membership_generations(v_affected);
   PERFORM pg_notify('synchro_capture', '');
   RETURN jsonb_build_object('table_id', v_rel.table_id, 'registry_generation', v_next.generation,
     'relation', (SELECT physical_schema || '.' || physical_relation FROM synchro.relations WHERE table_id = v_rel.table_id),

@@ -112,12 +112,7 @@ BEGIN
     ORDER BY p.pk_text COLLATE "C";
   PERFORM synchro.capture_baseline(v_rel.table_id);
 
-  -- A missing state row stands for generation 1, so a first bump writes 2 (as 024 does).
-  INSERT INTO synchro.scope_state (scope_id, membership_generation)
-    SELECT unnest(v_affected), 2
-  ON CONFLICT (scope_id) DO UPDATE SET membership_generation = synchro.scope_state.membership_generation + 1;
-  SELECT coalesce(jsonb_object_agg(scope_id, membership_generation), '{}') INTO v_scopes
-    FROM synchro.scope_state WHERE scope_id = ANY (v_affected);
+  v_scopes := synchro.bump_membership_generations(v_affected);
   PERFORM pg_notify('synchro_capture', '');
   RETURN jsonb_build_object('table_id', v_rel.table_id, 'registry_generation', v_next.generation,
     'relation', v_target.nspname || '.' || v_target.relname,
