@@ -103,3 +103,14 @@ test('the entry points refuse an outcome that is not a status and a body, and a 
     );
   });
 });
+
+test('a user id or body holding dollar-quote tags reaches the entry point unchanged', async () => {
+  await withCaptureServer(env(), NOTES_SQL, async (h) => {
+    const user = "u$synchro$'\\x$synchro";
+    const s = await connect(h, user, 'c-$synchro0$');
+    const pushed = await h.post('/sync/push', pushBody(s, [insertNote(s, 'n$synchro$', { body: "it's \\ $synchro$ $$" })]), { user });
+    assert.equal(pushed.status, 200, pushed.text);
+    assert.equal((await h.sql.query("SELECT body FROM public.notes WHERE id = 'n$synchro$'")).rows[0]?.body, "it's \\ $synchro$ $$");
+    assert.equal((await calls(h)).at(-1)?.digest, sha256(pushed.text));
+  });
+});
