@@ -1,7 +1,7 @@
 /**
  * Reading the server's durable state so the profile can tell that refused
  * requests changed nothing, and whether the server is still ready. With the
- * `inspect` capability the picture is every user table of the database, row
+ * `inspect` capability the picture is every permanent user table of the database, row
  * by row or by digest (after capture caught up, so background
  * materialization of earlier work is not taken for a change); tables only a
  * heartbeat writes are left out. Without it the state is read
@@ -30,8 +30,9 @@ function inspectReader(server: ServerAdapter, deadlineMs: number, quotedRows: nu
       await server.capture?.awaitMaterialized(deadlineMs).catch(() => undefined);
       tables ??= (
         await inspect.query<{ name: string }>(
-          `SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables
-            WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema') AND table_schema NOT LIKE 'pg\\_%' ORDER BY 1`,
+          // Permanent tables only: an UNLOGGED one is not durable (a crash empties it), such as the reference's record of entry point calls.
+          `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' ORDER BY 1`,
         )
       )
         .map((row) => row.name)

@@ -18,6 +18,7 @@ import type { Admission, Admit } from './core/admission.ts';
 import { BodyNotReceived, checkContentEncoding, checkContentType, parseBody, readBody } from './core/body.ts';
 import type { CaptureHandle } from './core/capture-control.ts';
 import { type ClockState, serverClock, withClock } from './core/clock.ts';
+import { type CanonicalResult, refusalThroughEntryPoint, type SyncEndpoint } from './core/entry-points.ts';
 import { integrityFailure, isTransientDatabaseError, RETRY_AFTER_SECONDS, SyncError, temporarilyUnavailable } from './core/errors.ts';
 import { decisionFromSyncService, mirrorToSyncService } from './core/fault-behaviour.ts';
 import { fault } from './core/faults.ts';
@@ -129,7 +130,13 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
   const { pool, manifests, jwtKey, log } = options;
   const limits = limitsOf(options.connectionLimits);
 
-  const post = (run: (userId: string, value: unknown, admit: Admit) => Promise<string>): Handler => async (req, res) => {
+  /**
+   * A protocol endpoint: authenticate and parse (the adapter's own work), hand
+   * the request to the core, and answer with the result of the endpoint's
+   * canonical entry point (core/entry-points.ts): the core's answer was
+   * returned by that call, and a refusal of the core is passed through it too.
+   */
+  const post = (endpoint: SyncEndpoint, run: (userId: string, value: unknown, admit: Admit) => Promise<CanonicalResult>): Handler => async (req, res) => {
     const broken = framingBroken(req);
     const userId = await authenticate(req, jwtKey);
     checkContentType(req);
@@ -145,12 +152,17 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
       release();
       release = options.admission?.enter((req.url ?? '/').split('?')[0] as string) ?? (() => {});
     };
+    let result: CanonicalResult;
     try {
-      const result = await run(userId, value, admit);
-      send(res, 200, fault('bound001-adapter-renders-push') && req.url === '/sync/push' ? JSON.stringify(JSON.parse(result), null, 1) : result); // fault: server:bound001-adapter-renders-push
+      result = await run(userId, value, admit);
+    } catch (e) {
+      if (!(e instanceof SyncError)) throw e;
+      result = await refusalThroughEntryPoint(pool, endpoint, userId, { status: e.status, body: JSON.stringify(e.body()) });
     } finally {
       release();
     }
+    const retry: Record<string, string> = result.status === 429 || result.status === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {};
+    send(res, result.status, fault('bound001-adapter-renders-push') && req.url === '/sync/push' ? JSON.stringify(JSON.parse(result.body), null, 1) : result.body, retry); // fault: server:bound001-adapter-renders-push
   };
 
   /**
@@ -158,7 +170,7 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
    * yet materialized, waits (bounded) for capture and runs it once more. The
    * refused attempt wrote nothing: its transaction was rolled back.
    */
-  const withCaptureGrace = async (run: () => Promise<string>): Promise<string> => {
+  const withCaptureGrace = async (run: () => Promise<CanonicalResult>): Promise<CanonicalResult> => {
     try {
       return await run();
     } catch (e) {
@@ -170,15 +182,15 @@ export function createSyncHandler(options: ServerOptions): (req: IncomingMessage
   };
 
   const routes: Record<string, { method: 'GET' | 'POST'; handler: Handler }> = {
-    '/sync/connect': { method: 'POST', handler: post((u, v, admit) => handleConnect(pool, manifests, u, v, admit)) },
-    '/sync/push': { method: 'POST', handler: post(async (u, v, admit) => (await handlePush(pool, manifests, u, v, admit)).body) },
+    '/sync/connect': { method: 'POST', handler: post('connect', (u, v, admit) => handleConnect(pool, manifests, u, v, admit)) },
+    '/sync/push': { method: 'POST', handler: post('push', (u, v, admit) => handlePush(pool, manifests, u, v, admit)) },
     '/sync/pull': {
       method: 'POST',
-      handler: post((u, v, admit) => withCaptureGrace(() => handlePull(pool, manifests, u, v, admit))),
+      handler: post('pull', (u, v, admit) => withCaptureGrace(() => handlePull(pool, manifests, u, v, admit))),
     },
     '/sync/rebuild': {
       method: 'POST',
-      handler: post((u, v, admit) => withCaptureGrace(() => handleRebuild(pool, manifests, u, v, admit))),
+      handler: post('rebuild', (u, v, admit) => withCaptureGrace(() => handleRebuild(pool, manifests, u, v, admit))),
     },
     '/sync/schema': {
       method: 'GET',

@@ -1,15 +1,19 @@
 /**
- * Steps of SYNC-BOUND-001 Thin Adapter Invariant that the reference can be
- * judged by: the push answer is the stored canonical text byte for byte (also
- * on replay), the status a refused entry point leaves, and the adapter
- * process's network while it serves a sync. The steps about calls of the
- * canonical extension entry points (synchro_connect/push/pull/rebuild) and
- * EXECUTE on them stay undefined: the reference has no such entry points
- * (docs/decisions.md 118 and 163), so the requirement is undetermined.
+ * Steps of SYNC-BOUND-001 Thin Adapter Invariant: each request is answered
+ * with the result of exactly one call of its endpoint's canonical extension
+ * entry point (synchro_connect/push/pull/rebuild), made by the adapter's
+ * runtime role, and read back through server inspection; without EXECUTE on
+ * the entry point the endpoint cannot succeed and changes nothing; the push
+ * answer is the stored canonical text byte for byte (also on replay); the
+ * adapter process reaches only its database while it serves a sync.
+ * How the reference records its calls, and where it approximates an
+ * in-process extension: docs/decisions.md 360.
  */
 import { randomUUID } from 'node:crypto';
 import { Given, Then, When } from '@cucumber/cucumber';
+import { STATUS_BY_CODE } from '../../harness/wire/index.ts';
 import { processPhrase } from '../support/client-mode.ts';
+import { ADAPTER_ROLE, entryPointOf, entryPointState, type EntryEndpoint, recordedCalls, servedAnswers, sha256Hex } from '../support/entry-points/calls.ts';
 import { listeningEndpoint, networkOf, outboundPeers, serverNetworkPhrase } from '../support/network/server-network.ts';
 import { ledgerState, sentBatch } from '../support/push-ledger/state.ts';
 import { undeterminedWithout } from '../support/optional-controls.ts';
@@ -71,3 +75,62 @@ Then('server inspection shows that, while serving those requests, the adapter pr
   this.assert.equal(strangers, [], `while serving ${served.map((e) => e.endpoint).join(', ')} the adapter process reached ${peers.join(', ')}; its database is ${network.databaseEndpoints.join(', ')}`);
   this.assert.ok(activity.some((entry) => entry.kind === 'send' && network.databaseEndpoints.includes(entry.remote)), 'the adapter process sent nothing to its database while serving those requests');
 });
+
+Then('server inspection shows exactly one call of the canonical extension entry point for {string} while serving that request, made by the adapter\'s runtime role', async function (this: SyncWorld, endpoint: string) {
+  entryPointOf(endpoint);
+  const server = await this.readyServer();
+  const calls = await recordedCalls(server);
+  if (calls === undefined) return undeterminedWithout(this, `server adapter "${server.id}" shows no record of its entry point calls through inspect (synchro.adapter_entry_calls)`);
+  const reply = this.lastReply();
+  this.assert.equal(reply.endpoint, endpoint, `the last request of the scenario went to ${endpoint}`);
+  // One call per request the server answered: the calls of this entry point pair one to one, in order, with those answers.
+  const answers = await servedAnswers(this, endpoint as EntryEndpoint);
+  const mine = calls.filter((call) => call.entryPoint === endpoint);
+  this.assert.equal(mine.length, answers.length, `the server answered ${answers.length} ${endpoint} requests in this scenario and recorded ${mine.length} calls of ${entryPointOf(endpoint)}`);
+  const call = mine.at(-1);
+  this.assert.ok(call !== undefined, `no call of ${entryPointOf(endpoint)} was recorded while serving the ${endpoint} request`);
+  if (call === undefined) return;
+  this.assert.equal(call.callerRole, ADAPTER_ROLE, `the role that called ${entryPointOf(endpoint)} for the ${endpoint} request`);
+  entryPointState(this).call = call;
+});
+
+Then('the HTTP status of the response is the status mapped from the canonical result\'s {string}, or 200 for a success result', function (this: SyncWorld, member: string) {
+  const call = entryPointState(this).call;
+  if (call === undefined) throw new Error('no entry point call was singled out by an earlier step');
+  if (member !== 'error.code') throw new Error(`the canonical result maps its status from "error.code", not "${member}"`);
+  const mapped = call.errorCode === null ? 200 : STATUS_BY_CODE[call.errorCode as keyof typeof STATUS_BY_CODE];
+  this.assert.ok(mapped !== undefined, `the canonical result's error code ${call.errorCode} is one of the protocol's codes`);
+  this.assert.equal(call.status, mapped, `the status the canonical result carries against the one its ${call.errorCode ?? 'success'} maps to`);
+  const reply = this.lastReply();
+  this.assert.equal(reply.status, mapped, `the HTTP status of the ${reply.endpoint} response against the canonical result's (${call.errorCode ?? 'success'}): ${reply.text.slice(0, 300)}`);
+});
+
+Then('the response body is byte-identical to the canonical result after number normalization', function (this: SyncWorld) {
+  const call = entryPointState(this).call;
+  if (call === undefined) throw new Error('no entry point call was singled out by an earlier step');
+  const reply = this.lastReply();
+  // The reference's canonical result is text, recorded by its SHA-256: byte identity, which implies identity after number normalization.
+  this.assert.equal(sha256Hex(reply.text), call.bodySha256, `SHA-256 of the ${reply.endpoint} response body against the canonical result's body (${reply.text.slice(0, 200)})`);
+});
+
+Given('the operator revokes EXECUTE on the canonical extension entry point for {string} from the adapter\'s runtime role', async function (this: SyncWorld, endpoint: string) {
+  await setEntryPointGrant(this, entryPointOf(endpoint), false);
+  entryPointState(this).revoked = entryPointOf(endpoint);
+});
+
+When('the operator grants EXECUTE on that entry point back to the adapter\'s runtime role', async function (this: SyncWorld) {
+  const revoked = entryPointState(this).revoked;
+  if (revoked === undefined) throw new Error('no entry point was revoked earlier in this scenario');
+  await setEntryPointGrant(this, revoked, true);
+});
+
+/** Grants or revokes EXECUTE on an entry point for the adapter's role as the operator would, and reads the privilege back. */
+async function setEntryPointGrant(world: SyncWorld, entryPoint: string, granted: boolean): Promise<void> {
+  const server = await world.readyServer();
+  if (!server.provision) throw new Error(`server adapter "${server.id}" has no provision capability to change a grant`);
+  await server.provision.exec(granted ? `GRANT EXECUTE ON FUNCTION ${entryPoint} TO ${ADAPTER_ROLE}` : `REVOKE EXECUTE ON FUNCTION ${entryPoint} FROM ${ADAPTER_ROLE}`);
+  // Read back where the server offers inspection (the scenario needs only provision).
+  if (!server.inspect) return;
+  const now = await server.inspect.query<{ ok: boolean }>(`SELECT has_function_privilege('${ADAPTER_ROLE}', '${entryPoint}', 'EXECUTE') AS ok`);
+  if (now[0]?.ok !== granted) throw new Error(`after the ${granted ? 'grant' : 'revoke'} ${ADAPTER_ROLE} ${now[0]?.ok ? 'still has' : 'lacks'} EXECUTE on ${entryPoint}`);
+}

@@ -9,6 +9,7 @@ import { validate } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
 import { reconcile } from '../core/assignment.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
+import { type CanonicalResult, commitThroughEntryPoint } from '../core/entry-points.ts';
 import { integrityFailure, invalidRequest, SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
 import { checkConnectText } from '../core/input-limits.ts';
@@ -50,7 +51,7 @@ export function validateConnect(value: unknown): ConnectRequest {
 
 const isSentinel = (s: { version: number; hash: string }) => s.version === 0 && s.hash === '';
 
-export async function handleConnect(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
+export async function handleConnect(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<CanonicalResult> {
   // Protocol, then client runtime (426), then structure (400).
   protocolGate(value);
   await runtimeGate(pool, value);
@@ -150,8 +151,7 @@ export async function handleConnect(pool: Pool, manifests: ManifestStore, userId
     };
     if (action.action === 'replace' || action.action === 'rebuild_local') response.schema_definition = JSON.parse(current.text);
     if (action.action === 'rebuild_local') response.affected_scopes = action.affectedScopes;
-    await db.query('COMMIT');
-    return canonicalJson(response);
+    return await commitThroughEntryPoint(db, 'connect', userId, canonicalJson(response));
   } catch (e) {
     await db.query('ROLLBACK').catch(() => undefined);
     throw e;

@@ -38,17 +38,25 @@ export async function snapshotRead<T>(db: object, key: string, read: () => Promi
   return value;
 }
 
-/** Runs `fn` in a repeatable-read transaction under a per-client session lock taken before the snapshot. */
-export async function withClientSnapshot<T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>): Promise<T> {
+/** Ends a snapshot's transaction: a plain COMMIT, unless the caller ends it through its entry point (entry-points.ts). */
+async function commitPlain<T, R>(db: PoolClient, out: T): Promise<R> {
+  await db.query('COMMIT');
+  return out as unknown as R;
+}
+
+/**
+ * Runs `fn` in a repeatable-read transaction under a per-client session lock
+ * taken before the snapshot, then `commit` ends the transaction with fn's
+ * result and gives the answer.
+ */
+export async function withClientSnapshot<T, R = T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>, commit: (db: PoolClient, out: T) => Promise<R> = commitPlain): Promise<R> {
   const db = await pool.connect();
   try {
     await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
     try {
       await db.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
       snapshots.set(db, new Map());
-      const out = await fn(db);
-      await db.query('COMMIT');
-      return out;
+      return await commit(db, await fn(db));
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       throw e;

@@ -17,6 +17,7 @@ import { acknowledge } from '../core/checkpoints.ts';
 import { scopeChecksums } from '../core/checksums.ts';
 import { serverClock } from '../core/clock.ts';
 import { type Bindings, checkCursor, issueCursor, readLineage } from '../core/cursor.ts';
+import { type CanonicalResult, commitThroughEntryPoint } from '../core/entry-points.ts';
 import { invalidRequest } from '../core/errors.ts';
 import { reconcileAhead, withLiveSourceRows } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
@@ -39,7 +40,7 @@ async function updatesFor(db: PoolClient, userId: string, request: PullRequest, 
   return delta;
 }
 
-export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
+export async function handlePull(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<CanonicalResult> {
   if (fault('reconcile-before-request-checks')) await reconcileAhead(pool, userId, value); // fault: server:reconcile-before-request-checks
   if (fault('acknowledge-before-request-checks')) await acknowledgeAhead(pool, userId, value); // fault: server:acknowledge-before-request-checks
   if (fault('zero-generation-as-first') && (value as { client_generation?: unknown }).client_generation === 0) (value as { client_generation: number }).client_generation = 1; // fault: server:zero-generation-as-first
@@ -140,6 +141,6 @@ async function servePull(pool: Pool, catalog: Catalog, userId: string, request: 
     await acknowledge(db, { userId, clientId: request.client_id, streamGeneration, positions: valid }, !fault('checkpoint-follows-older-cursor')); // fault: server:checkpoint-follows-older-cursor
     if (valid.size > 0) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]);
     return canonicalJson(response);
-  });
+  }, (db, body) => commitThroughEntryPoint(db, 'pull', userId, body));
 }
 

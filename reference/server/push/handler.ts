@@ -9,6 +9,7 @@ import { batchFingerprint, canonicalJson, mutationFingerprint } from '../../../h
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
 import { serverTime } from '../core/clock.ts';
+import { commitThroughEntryPoint } from '../core/entry-points.ts';
 import { authRequired, invalidRequest, SyncError, temporarilyUnavailable } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
 import { checkPushText } from '../core/input-limits.ts';
@@ -41,10 +42,8 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
     try {
       await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
       const result = await execute(db, userId, request, batchFp, mutationFps, catalog, admit);
-      if (result.commit && fault('atomic-group-uncommitted') && request.atomic === true) await db.query('ROLLBACK'); // fault: server:atomic-group-uncommitted
-      else if (result.commit) await db.query('COMMIT');
-      else await db.query('ROLLBACK');
-      return { status: 200, body: result.body };
+      // A replay changed nothing: its transaction is rolled back and the call is committed alone.
+      return await commitThroughEntryPoint(db, 'push', userId, result.body, result.commit && !(fault('atomic-group-uncommitted') && request.atomic === true)); // fault: server:atomic-group-uncommitted
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       if (e instanceof ClaimLost && attempt === 0) continue;

@@ -18,6 +18,7 @@ import { digestOf, scopeRows } from '../core/checksums.ts';
 import { serverClock, serverTime } from '../core/clock.ts';
 import { type Bindings, issueCursor, readLineage } from '../core/cursor.ts';
 import { signToken, verifyToken } from '../core/cursor-tokens.ts';
+import { type CanonicalResult, commitThroughEntryPoint } from '../core/entry-points.ts';
 import { invalidRequest, SyncError } from '../core/errors.ts';
 import { acknowledgeSnapshotBoundary, liveScopePage, refreshAssignmentInPlace } from '../core/fault-behaviour.ts';
 import { fault } from '../core/faults.ts';
@@ -218,7 +219,7 @@ async function stage(db: PoolClient, request: RebuildRequest, userId: string, cl
   return s;
 }
 
-export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<string> {
+export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId: string, value: unknown, admit: Admit = () => {}): Promise<CanonicalResult> {
   const parsed = validate('rebuild-request', value);
   if (!parsed.ok) throw invalidRequest();
   const request: RebuildRequest = parsed.value;
@@ -270,5 +271,5 @@ export async function handleRebuild(pool: Pool, manifests: ManifestStore, userId
     admit();
     await gateCapture(db, userId, request.client_id);
     return await page(db, s, catalog, userId, request.client_id, next);
-  });
+  }, (db, body) => commitThroughEntryPoint(db, 'rebuild', userId, body));
 }
