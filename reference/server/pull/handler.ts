@@ -60,7 +60,7 @@ export async function handlePull(pool: Pool, manifests: ManifestStore, userId: s
   }
 }
 
-async function servePull(pool: Pool, catalog: Catalog, userId: string, request: PullRequest, admit: Admit): Promise<string> {
+async function servePull(pool: Pool, catalog: Catalog, userId: string, request: PullRequest, admit: Admit): Promise<CanonicalResult> {
   return await withClientSnapshot(pool, JSON.stringify(['pull', userId, request.client_id]), async (db) => {
     const { boundary, streamGeneration } = await readBoundary(db);
     const client = await gateClient(db, userId, request, catalog);
