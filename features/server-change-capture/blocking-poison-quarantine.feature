@@ -65,8 +65,8 @@ Feature: Blocking Poison Quarantine
       And capture has materialized every committed source transaction
       Then server inspection shows the quarantine record at position "P" no longer active
       And server inspection shows the transaction record of row "t-p" at position "P"
-      And client "A" pulls
-      And the pull response lists exactly these changes:
+      When client "A" pulls
+      Then the pull response lists exactly these changes:
         | scope      | table | op     | pk  |
         | user:alice | tasks | upsert | t-p |
         | user:alice | tasks | upsert | t-g |
@@ -165,7 +165,8 @@ Feature: Blocking Poison Quarantine
 
     @negative @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario: a write committed while the reset is staging is not served incrementally to old cursors
-      Given the harness commits on the source database:
+      # A plain TRUNCATE is refused at the source (decision 10): the poison bypasses the guard, as in SYNC-CAP-007.
+      Given the harness has committed on the source database, blocking the stream with a truncate poison:
         """
         TRUNCATE public.tasks;
         """
@@ -191,9 +192,14 @@ Feature: Blocking Poison Quarantine
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-1', 'alice', 'before');
         """
-      And the harness commits on the source database:
+      # The truncate bypasses the source-side guard and the insert follows in a transaction of its own
+      # (an insert after a truncate in one transaction is refused, decision 267).
+      And the harness has committed on the source database, blocking the stream with a truncate poison:
         """
         TRUNCATE public.tasks;
+        """
+      And the harness commits on the source database:
+        """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-2', 'alice', 'at snapshot');
         """
       When the operator starts an authorized stream reset and holds it after the candidate slot is created
@@ -207,6 +213,5 @@ Feature: Blocking Poison Quarantine
       And server inspection shows the update to "after snapshot" materialized from the candidate slot's WAL
       When client "A" rebuilds scope "user:alice" to its final page
       Then the rebuild pages hold exactly these records:
-        | table | pk  |
-        | tasks | t-2 |
-      And the rebuild pages hold row "t-2" of table "tasks" with title "after snapshot"
+        | table | pk  | title          |
+        | tasks | t-2 | after snapshot |

@@ -139,8 +139,12 @@ Feature: Durable Reset Slot Lifecycle
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-1', 'alice', 'before crash');
         """
+      # A checkpoint, as PostgreSQL takes one at any time, makes whatever the reset did to its slot durable before the crash.
+      And the source database completes a checkpoint
       And the source database is shut down immediately and restarted
-      And the harness commits on the source database:
+      # After the crash the candidate slot must still hold every transaction the reset has not activated.
+      Then server inspection shows the reset record with a reset ID, the candidate slot name, the database, plugin "pgoutput", the consistent point, the snapshot boundary and lifecycle "catching_up"
+      When the harness commits on the source database:
         """
         INSERT INTO public.tasks (id, owner_id, title) VALUES ('t-2', 'alice', 'after crash');
         """

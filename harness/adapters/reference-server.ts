@@ -32,7 +32,7 @@ import { openHttpAdapter, SQL_CAPABILITIES } from './http-server.ts';
 import { type NetworkObserver, observeNetwork } from './network-observer.ts';
 import { type HostedInstance, startHostedInstance } from './reference-host.ts';
 import { referenceSeedArtifact } from './reference-seed.ts';
-import type { DatabaseCrashControl, DatabaseRole, LogsControl, NetworkControl, ScenarioSetup, ServerAdapter, StartAttempt } from './server.ts';
+import type { DatabaseCrashControl, DatabaseRole, LogsControl, NetworkControl, Row, ScenarioSetup, ServerAdapter, SourceSqlSession, StartAttempt } from './server.ts';
 import type { ReferenceServerSetup, RoleLogin, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { mintJwt } from './token.ts';
@@ -306,11 +306,36 @@ async function ownClusterDatabase(setup: ReferenceServerSetup, database: string)
   }
   try {
     await cluster.createTemplate(database);
-    return { url: databaseUrl(cluster.adminUrl, database), roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart } };
+    return {
+      url: databaseUrl(cluster.adminUrl, database),
+      roleLogins: await createRoleLogins(cluster.adminUrl),
+      drop: () => cluster.stop(),
+      crash: { restartImmediately: restart, sessionInOtherDatabase: (other) => otherDatabaseSession(cluster.adminUrl, other) },
+    };
   } catch (error) {
     await cluster.stop().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * A superuser session in another database of a scenario's own cluster,
+ * created empty on first use; the cluster, and the session with it, ends when
+ * the scenario's server closes.
+ */
+async function otherDatabaseSession(adminUrl: string, name: string): Promise<SourceSqlSession> {
+  await admin(adminUrl, async (client) => {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`);
+  });
+  const client = new pg.Client({ connectionString: databaseUrl(adminUrl, name) });
+  // The cluster stops under it at the scenario's end: that must not end the harness.
+  client.on('error', () => undefined);
+  await client.connect();
+  return {
+    query: async <R extends Row = Row>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+    close: () => client.end(),
+  };
 }
 
 /** A fresh clone of the run's template in the run's shared cluster. */

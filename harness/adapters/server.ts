@@ -467,6 +467,13 @@ export interface DatabaseCrashControl {
    * process keeps running and must reconnect on its own.
    */
   restartImmediately(): Promise<void>;
+  /**
+   * Optional: a session, as the cluster's superuser, in another database of
+   * this cluster (created empty on first use), for a scenario that puts
+   * something beside the server's database, such as a replication slot of a
+   * name the server uses. Closed with the scenario's server.
+   */
+  sessionInOtherDatabase?(database: string): Promise<SourceSqlSession>;
 }
 
 /**

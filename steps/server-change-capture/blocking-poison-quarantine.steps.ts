@@ -2,15 +2,15 @@
  * Steps of SYNC-CAP-006 Blocking Poison Quarantine: the quarantine record as
  * server inspection shows it (its position, class, names and redaction), the
  * same-identity retry, and the operator's stream reset as the way out of a
- * poison no retry can clear. Steps that need a stream reset held at one of
- * its phases, or a registry activation the worker validates, stay undefined:
- * the reference offers neither yet. The truncate poison is committed by a
- * session that bypasses the reference's source-side TRUNCATE guard as the
- * table's owner could (decision 269).
+ * poison no retry can clear, driven phase by phase where a scenario commits
+ * work while the reset holds (the `capture.reset` control). The truncate
+ * poison is committed by a session that bypasses the reference's source-side
+ * TRUNCATE guard as the table's owner could (decision 269).
  */
 import { Then, When } from '@cucumber/cucumber';
 import { inspectRows, tableIdOf } from '../support/capture/inspection.ts';
-import { breakMembershipFunctionFor, type QuarantineRow, quarantineAt } from '../support/poison-quarantine/records.ts';
+import { activateUnvalidatedGenerationNext, breakMembershipFunctionFor, type QuarantineRow, quarantineAt } from '../support/poison-quarantine/records.ts';
+import { noteOutcome, phasedReset, resetRecord, startedResetId, startHeld } from '../support/stream-reset/operator.ts';
 import { positionOf } from '../support/scope-dependencies/state.ts';
 import { currentStreamOf, recordedStream } from '../support/stream-generations/recorded.ts';
 import { captureOf } from '../support/wal-acknowledgement/progress.ts';
@@ -138,4 +138,75 @@ Then(/^server inspection shows the active slot is a new permanent logical "([^"]
   );
   this.assert.notEqual(now.slot, old.slot, 'the active slot, against the one serving the stream generation recorded as "old"');
   this.assert.equal(slot, { slot_type: 'logical', plugin, temporary: false, same_database: true }, `the active slot ${now.slot}`);
+});
+
+When('the harness makes the next source transaction fail with a registry activation message for an unvalidated generation', async function (this: SyncWorld) {
+  await activateUnvalidatedGenerationNext(this, 'tasks');
+});
+
+When('the operator starts an authorized stream reset and holds it after the baseline is staged', async function (this: SyncWorld) {
+  return startHeld(this, 'baseline_staged');
+});
+
+/** The held reset goes on through catch-up and activation; anything else (a refusal, an abort) ends the scenario here. */
+When('the operator lets the stream reset activate', async function (this: SyncWorld) {
+  const control = await phasedReset(this);
+  if (control === 'skipped') return control;
+  const outcome = noteOutcome(this, await control.continue());
+  if (outcome.progress?.lifecycle !== 'activated') throw new Error(`the operator's reset did not activate: ${JSON.stringify(outcome)}`);
+  return undefined;
+});
+
+interface StagedRow {
+  snapshot_title: string | null;
+  snapshot_version: string | null;
+  title: string | null;
+  staged_from: string;
+  after_consistent_point: boolean | null;
+  before_barrier: boolean | null;
+}
+
+/** The staged rows of the scenario's reset for one key: what the snapshot held and what catch-up made of it. */
+async function stagedRows(world: SyncWorld, table: string, key: string): Promise<StagedRow[]> {
+  return inspectRows<StagedRow & Record<string, unknown>>(
+    world,
+    `SELECT s.snapshot_image ->> 'title' AS snapshot_title, s.snapshot_version, s.row_image ->> 'title' AS title, s.staged_from,
+            CASE WHEN s.staged_from <> 'snapshot' THEN s.staged_from::pg_lsn > r.consistent_point END AS after_consistent_point,
+            CASE WHEN s.staged_from <> 'snapshot' THEN s.staged_from::pg_lsn <= r.activation_barrier END AS before_barrier
+       FROM synchro.reset_staged_rows s JOIN synchro.stream_resets r USING (reset_id)
+      WHERE s.reset_id = $1::uuid AND s.table_id = $2 AND s.pk_text = $3`,
+    [startedResetId(world), await tableIdOf(world, table), key],
+  );
+}
+
+Then('server inspection shows the staged baseline row {string} of table {string} with title {string}', async function (this: SyncWorld, key: string, table: string, title: string) {
+  const rows = await stagedRows(this, table, key);
+  this.assert.equal(
+    rows.map((r) => ({ stagedFromSnapshot: r.snapshot_version !== null, title: r.snapshot_title })),
+    [{ stagedFromSnapshot: true, title }],
+    `the row ${key} as the reset staged it from the candidate slot's exported snapshot`,
+  );
+});
+
+Then('server inspection shows no staged baseline row {string} of table {string}', async function (this: SyncWorld, key: string, table: string) {
+  const rows = await stagedRows(this, table, key);
+  this.assert.equal(
+    rows.filter((r) => r.snapshot_version !== null),
+    [],
+    `rows ${key} the reset staged as its baseline`,
+  );
+});
+
+/** The staged row's last change came from a candidate-slot transaction between the consistent point and the activation barrier. */
+Then('server inspection shows the update to {string} materialized from the candidate slot\'s WAL', async function (this: SyncWorld, title: string) {
+  const record = await resetRecord(this, startedResetId(this));
+  this.assert.equal(record.lifecycle, 'activated', 'the reset record lifecycle');
+  const rows = (await inspectRows<{ pk_text: string }>(this, "SELECT pk_text FROM synchro.reset_staged_rows WHERE reset_id = $1::uuid AND row_image ->> 'title' = $2", [startedResetId(this), title])).map((r) => r.pk_text);
+  this.assert.equal(rows.length, 1, `staged rows with title "${title}": ${rows.join(', ')}`);
+  const [staged] = await stagedRows(this, 'tasks', rows[0] as string);
+  this.assert.equal(
+    { title: staged?.title, fromWal: staged?.staged_from !== 'snapshot', afterConsistentPoint: staged?.after_consistent_point, beforeBarrier: staged?.before_barrier },
+    { title, fromWal: true, afterConsistentPoint: true, beforeBarrier: true },
+    `the staged row holding "${title}" (consistent point ${record.consistent_point}, activation barrier ${record.activation_barrier}): ${JSON.stringify(staged)}`,
+  );
 });

@@ -9,6 +9,8 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { DataTable } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
+import { databaseCrashPhrase } from '../support/database-crash/index.ts';
+import { invalidateIdleSlot, slotInOtherDatabase } from '../support/stream-reset/bad-slots.ts';
 import { activatedRecord, activePointer, holdPhase, noteOutcome, phasedReset, resetRecord, resetState, startedResetId, startHeld, waitUntil } from '../support/stream-reset/operator.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -36,6 +38,11 @@ When('the operator starts an authorized stream reset and holds it after the cand
 
 Given('the operator starts an authorized stream reset and holds it at phase {string}', async function (this: SyncWorld, phase: string) {
   return startHeld(this, holdPhase(phase));
+});
+
+/** Slots and everything else in shared memory are written to disk by a checkpoint; an immediate shutdown after it keeps them. */
+When('the source database completes a checkpoint', async function (this: SyncWorld) {
+  await (await sourceSql(this)).query('CHECKPOINT');
 });
 
 When('the harness closes the replication connection that created the candidate slot', async function (this: SyncWorld) {
@@ -111,6 +118,18 @@ When(/^the harness replaces the candidate slot with (a temporary logical slot of
   if (!source.session) throw new Error('the server adapter offers no further source session to hold a temporary slot');
   const session = await source.session();
   await session.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput', true)", [slot]);
+});
+
+// Both replacements change what the whole cluster holds (a second database, a slot timeout): the scenario gets a cluster of its own.
+databaseCrashPhrase(/^the harness replaces the candidate slot with a permanent pgoutput slot of the same name in another database$/);
+databaseCrashPhrase(/^the harness replaces the candidate slot with a slot of the same name that PostgreSQL reports as invalidated \("lost"\)$/);
+
+When('the harness replaces the candidate slot with a permanent pgoutput slot of the same name in another database', async function (this: SyncWorld) {
+  return slotInOtherDatabase(this, (await resetRecord(this, startedResetId(this))).candidate_slot_name);
+});
+
+When(/^the harness replaces the candidate slot with a slot of the same name that PostgreSQL reports as invalidated \("lost"\)$/, async function (this: SyncWorld) {
+  return invalidateIdleSlot(this, (await resetRecord(this, startedResetId(this))).candidate_slot_name);
 });
 
 Then('server inspection shows the active slot with:', async function (this: SyncWorld, table: DataTable) {
@@ -231,6 +250,7 @@ Then('no slot that a reset record marks as aborted is the active slot', async fu
 Then('the activation is refused', async function (this: SyncWorld) {
   const last = resetState(this).last;
   this.assert.ok(last?.refused !== undefined, `the activation was not refused: ${JSON.stringify(last)}`);
+  if (last?.refused !== undefined) this.attach(`the server refused the activation: ${last.refused}`, 'text/plain');
   const record = await resetRecord(this, startedResetId(this));
   this.assert.notEqual(record.lifecycle, 'activated', 'the reset record lifecycle');
 });

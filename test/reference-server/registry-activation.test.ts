@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { CaptureFailure } from '../../reference/server/capture/capture-failure.ts';
 import type { PgOutputMessage } from '../../reference/server/capture/pgoutput.ts';
+import { RegistryTimeline } from '../../reference/server/capture/registry-generations.ts';
 import { type GenerationLookup, type RegistrySwitch, rowEvents, type SourceTransaction } from '../../reference/server/capture/transaction.ts';
 
 const OID = 100;
@@ -100,4 +102,25 @@ test('for any interleaving of writes and activations, each event uses the latest
     }),
     { seed: Number(process.env.FC_SEED ?? Date.now() % 2 ** 31), verbose: 1 },
   );
+});
+
+test('an activation of an unvalidated generation fails its transaction, naming the relation of the first registered row', async () => {
+  const timeline = new RegistryTimeline(async () => ({ lookup: generation(1).lookup, tables: new Map() }));
+  // Generation 1 is in force and validated; generation 2 is pending and was never validated.
+  const db = {
+    query: async (sql: string, params: unknown[] = []) => {
+      if (sql.includes('capture_registry_state')) return { rows: [{ g: '1' }] };
+      if (sql.includes('SELECT validated, snapshot')) return { rows: [{ validated: params[0] === 1, snapshot: {} }] };
+      throw new Error(`unexpected query: ${sql}`);
+    },
+  };
+  await timeline.start(db as never, 'stream-1');
+  const tx: SourceTransaction = {
+    xid: 7,
+    commitLsn: 10n,
+    endLsn: 11n,
+    contentHash: Buffer.alloc(32),
+    messages: [relation, { tag: 'insert', oid: OID, tuple: [text('k1'), text('t'), text('c')] }, { tag: 'message', transactional: true, lsn: 2n, prefix: 'synchro_registry', content: Buffer.from('2') }],
+  };
+  await assert.rejects(timeline.forTransaction(db as never, tx), (e: unknown) => e instanceof CaptureFailure && e.failureClass === 'validation_failed' && e.tableId === 't1');
 });

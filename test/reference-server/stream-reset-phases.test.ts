@@ -82,3 +82,27 @@ test('a reset whose snapshot connection closed before staging ends aborted; a dr
     await catchUp(h);
   });
 });
+
+test('the staged baseline keeps what the snapshot held while catch-up applies what came after it', async () => {
+  await withServer(async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('a', 'one')`);
+    await catchUp(h);
+    const held = await control(h, 'reset-start', { hold_at: 'baseline_staged' });
+    assert.equal(held.lifecycle, 'baseline_staged');
+    await h.sql.query(`UPDATE public.notes SET body = 'two' WHERE id = 'a'`);
+    await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('b', 'three')`);
+    const done = await control(h, 'reset-continue');
+    assert.equal(done.lifecycle, 'activated');
+    const staged = (
+      await h.sql.query(
+        `SELECT pk_text AS k, snapshot_image ->> 'body' AS at_snapshot, snapshot_version IS NOT NULL AS from_snapshot, row_image ->> 'body' AS now, staged_from <> 'snapshot' AS from_wal
+           FROM synchro.reset_staged_rows WHERE reset_id = $1 ORDER BY pk_text`,
+        [held.reset_id],
+      )
+    ).rows;
+    assert.deepEqual(staged, [
+      { k: 'a', at_snapshot: 'one', from_snapshot: true, now: 'two', from_wal: true },
+      { k: 'b', at_snapshot: null, from_snapshot: false, now: 'three', from_wal: true },
+    ]);
+  });
+});

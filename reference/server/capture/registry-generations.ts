@@ -60,6 +60,20 @@ function activationGeneration(content: Buffer): number {
   return generation;
 }
 
+/**
+ * A refused activation concerns the whole transaction; its quarantine record
+ * names the relation of the transaction's first registered row, as other
+ * failures name the relation of the row they met.
+ */
+function namingFirstRow(e: unknown, tx: SourceTransaction, lookup: TableLookup): unknown {
+  if (!(e instanceof CaptureFailure) || e.tableId !== null) return e;
+  for (const m of tx.messages) {
+    const table = m.tag === 'insert' || m.tag === 'update' || m.tag === 'delete' ? lookup.byOid(m.oid) : undefined;
+    if (table !== undefined) return new CaptureFailure(e.failureClass, e.message, table.tableId);
+  }
+  return e;
+}
+
 const isActivation = (m: SourceTransaction['messages'][number]): m is Extract<SourceTransaction['messages'][number], { tag: 'message' }> =>
   m.tag === 'message' && m.transactional && m.prefix === 'synchro_registry';
 
@@ -129,7 +143,9 @@ export class RegistryTimeline {
     let final = initial;
     for (const m of tx.messages) {
       if (!isActivation(m)) continue;
-      final = await this.view(db, activationGeneration(m.content));
+      final = await this.view(db, activationGeneration(m.content)).catch((e: unknown) => {
+        throw namingFirstRow(e, tx, initial.lookup);
+      });
       byContent.set(m.content.toString('hex'), final);
       activated.push(final.generation);
     }

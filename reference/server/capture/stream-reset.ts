@@ -198,14 +198,11 @@ async function stageBaseline(session: OperatorSession, record: ResetRecord, regi
   try {
     await db.query('DELETE FROM synchro.reset_staged_rows WHERE reset_id = $1', [record.resetId]);
     for (const r of rows) {
-      await db.query("INSERT INTO synchro.reset_staged_rows (reset_id, table_id, pk_text, row_image, server_version, state, staged_from) VALUES ($1, $2, $3, $4, $5, $6, 'snapshot')", [
-        record.resetId,
-        r.tableId,
-        r.k,
-        r.s === 'live' ? r.row : null,
-        r.v,
-        r.s,
-      ]);
+      // The snapshot columns keep the baseline as staged; catch-up changes only the others.
+      await db.query(
+        "INSERT INTO synchro.reset_staged_rows (reset_id, table_id, pk_text, row_image, server_version, state, staged_from, snapshot_image, snapshot_version, snapshot_state) VALUES ($1, $2, $3, $4, $5, $6, 'snapshot', $4, $5, $6)",
+        [record.resetId, r.tableId, r.k, r.s === 'live' ? r.row : null, r.v, r.s],
+      );
     }
     await db.query("UPDATE synchro.stream_resets SET lifecycle = 'baseline_staged' WHERE reset_id = $1 AND lifecycle = 'preparing'", [record.resetId]);
     await db.query('COMMIT');

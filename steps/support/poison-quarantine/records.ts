@@ -43,3 +43,33 @@ CREATE OR REPLACE FUNCTION ${fn.name}(${fn.args}) RETURNS SETOF text LANGUAGE sq
   UNION ALL SELECT s FROM ${kept}(${fn.arg}) AS s WHERE ${fn.arg}::text <> ${literal(key)};
 END;`);
 }
+
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * Stores a pending registry generation of `table` that nobody validated, and
+ * a trigger that, once, puts that generation's activation message
+ * (`synchro_registry`) into the next transaction writing the table: the
+ * worker meets an activation it must refuse inside an ordinary write, as it
+ * would after an operator committed a registry change that skipped validation.
+ */
+export async function activateUnvalidatedGenerationNext(world: SyncWorld, table: string): Promise<void> {
+  const server = await world.readyServer();
+  if (!server.sourceSql || !server.provision) throw new Error(`server adapter "${server.id}" needs the sourceSql and provision capabilities to stage an unvalidated registry generation`);
+  const [staged] = await server.sourceSql.query<{ g: string }>("SELECT synchro.registry_stage_generation($1, '{}', false)::text AS g", [`public.${ident(table)}`]);
+  if (staged?.g === undefined) throw new Error(`no pending generation of table "${table}" was staged`);
+  await server.provision.exec(`
+CREATE TABLE public.harness_unvalidated_activation_once (armed boolean PRIMARY KEY);
+INSERT INTO public.harness_unvalidated_activation_once VALUES (true);
+CREATE FUNCTION public.harness_unvalidated_activation() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  fired boolean;
+BEGIN
+  WITH taken AS (DELETE FROM public.harness_unvalidated_activation_once RETURNING 1) SELECT count(*) > 0 INTO fired FROM taken;
+  IF fired THEN
+    PERFORM pg_logical_emit_message(true, 'synchro_registry', ${literal(staged.g)});
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER harness_unvalidated_activation AFTER INSERT ON public.${ident(table)} FOR EACH ROW EXECUTE FUNCTION public.harness_unvalidated_activation();`);
+}
