@@ -207,9 +207,10 @@ function databaseEndpoint(url: string): string {
 }
 
 /** Starts `main.ts` in a process of its own (on `port`, or a free one for 0), resolving once it printed its listening line (and, with `network`, once strace observes it). */
-async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number, port = 0, network?: ScenarioSetup['network']): Promise<OwnServerProcess> {
+async function startServerProcess(setup: ReferenceServerSetup, database: ScenarioDatabase, faults: readonly string[], deadlineMs: number, port = 0, network?: ScenarioSetup['network']): Promise<OwnServerProcess> {
+  const url = database.url;
   const guard = network === 'database-only' ? ['--import', EGRESS_GUARD] : [];
-  const args = [process.execPath, ...guard, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
+  const args = [process.execPath, ...guard, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--worker-database-url', database.workerUrl, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
   const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}), ...(network === 'database-only' ? { SYNCHRO_EGRESS_ALLOW: databaseEndpoint(url) } : {}) };
   if (faults.length === 0) delete env.SYNCHRO_FAULTS;
   const child = new OwnedProcess(args, { cwd: projectRoot(setup), env });
@@ -280,6 +281,8 @@ async function attemptStart(setup: ReferenceServerSetup, url: string, faults: re
 /** The database a scenario's server runs on, and how it goes away. */
 interface ScenarioDatabase {
   url: string;
+  /** The same database as its own worker login, which the server's capture worker connects as (decision 350). */
+  workerUrl: string;
   roleLogins: Partial<Record<DatabaseRole, RoleLogin>> | undefined;
   drop(): Promise<void>;
   /** Only for a database in a cluster of its own. */
@@ -306,11 +309,42 @@ async function ownClusterDatabase(setup: ReferenceServerSetup, database: string)
   }
   try {
     await cluster.createTemplate(database);
-    return { url: databaseUrl(cluster.adminUrl, database), roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart } };
+    const url = databaseUrl(cluster.adminUrl, database);
+    // The whole cluster goes at teardown, the worker login with it.
+    const workerUrl = await provisionWorkerLogin(cluster.adminUrl, database);
+    return { url, workerUrl, roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart } };
   } catch (error) {
     await cluster.stop().catch(() => {});
     throw error;
   }
+}
+
+/** The worker login of one scenario database: cluster-wide, so named after the database (as the cluster module names it). */
+function workerLoginOf(database: string): string {
+  return `${database.slice(0, 56)}_worker`;
+}
+
+/**
+ * What a deployment provisions for the capture worker (SYNC-OPS-002): one
+ * login, LOGIN REPLICATION NOINHERIT with nothing else, member of
+ * synchro_worker only, with a password of its own (a cluster that asks for
+ * one gets it). It may log a running-transactions record, which keeps the
+ * slot's restart point moving under load (worker.ts, nudgeRestartPoint): a
+ * grant on a system function, not a Synchro one. Returns the database's URL
+ * as that login.
+ */
+async function provisionWorkerLogin(adminUrl: string, database: string): Promise<string> {
+  const login = workerLoginOf(database);
+  const password = randomBytes(18).toString('hex');
+  // Function privileges live in the database's own catalog: granted there, and gone with it.
+  await admin(databaseUrl(adminUrl, database), async (client) => {
+    await client.query(`CREATE ROLE ${quoteIdent(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD '${password}' IN ROLE synchro_worker`);
+    await client.query(`GRANT EXECUTE ON FUNCTION pg_catalog.pg_log_standby_snapshot() TO ${quoteIdent(login)}`);
+  });
+  const url = new URL(databaseUrl(adminUrl, database));
+  url.username = login;
+  url.password = password;
+  return url.toString();
 }
 
 /** A fresh clone of the run's template in the run's shared cluster. */
@@ -318,13 +352,19 @@ async function sharedClusterDatabase(setup: ReferenceServerSetup, database: stri
   const cluster = setup.cluster;
   if (!cluster) throw new Error('the reference server setup has no database cluster');
   await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
-  // The capture worker's logical slot pins the database, so it goes first.
+  // The capture worker's logical slot pins the database, so it goes first; the worker login (cluster-wide) goes with the database.
   const drop = () =>
     admin(cluster.adminUrl, async (client) => {
       await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
+      await client.query(`DROP ROLE IF EXISTS ${quoteIdent(workerLoginOf(database))}`);
     });
-  return { url: databaseUrl(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop };
+  try {
+    return { url: databaseUrl(cluster.adminUrl, database), workerUrl: await provisionWorkerLogin(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop };
+  } catch (error) {
+    await drop().catch(() => {});
+    throw error;
+  }
 }
 
 /** One scenario's reference server on a fresh clone of the template (or, when asked, in a cluster of its own). */
@@ -337,8 +377,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
   let own: OwnServerProcess | undefined;
   try {
     // A database that will crash gets a server process of its own: a shared host would lose every server in it if one mishandled the crash.
-    if (scenario.ownProcess === true || scenario.network !== undefined || crash !== undefined) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, 0, scenario.network);
-    started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret));
+    if (scenario.ownProcess === true || scenario.network !== undefined || crash !== undefined) own = await startServerProcess(setup, scenarioDatabase, scenario.faults, scenario.deadlineMs, 0, scenario.network);
+    started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret, scenarioDatabase.workerUrl));
   } catch (error) {
     await dropDatabase().catch(() => {});
     throw error;
@@ -366,7 +406,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
   // Killing and restarting the server, and watching its network, act on the process this adapter
   // started, not on the server's state: they stay with the process management here, outside the
   // control protocol (docs/adapters.md, "What stays with the adapter").
-  const ownProcess = own === undefined ? undefined : ownProcessControls(setup, scenario, url, own, adapter, (next) => {
+  const ownProcess = own === undefined ? undefined : ownProcessControls(setup, scenario, scenarioDatabase, own, adapter, (next) => {
     started = next;
   });
   let closed = false;
@@ -433,7 +473,7 @@ function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster
  * restart, the new process's lines are read through the control protocol
  * from its first line on.
  */
-function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup, url: string, first: OwnServerProcess, adapter: ServerAdapter, replaced: (next: OwnServerProcess) => void): { process: NonNullable<ServerAdapter['process']>; network?: NetworkControl; logs?: LogsControl } {
+function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup, database: ScenarioDatabase, first: OwnServerProcess, adapter: ServerAdapter, replaced: (next: OwnServerProcess) => void): { process: NonNullable<ServerAdapter['process']>; network?: NetworkControl; logs?: LogsControl } {
   let current = first;
   let earlierLogs = '';
   let currentLogs: LogsControl | undefined = adapter.logs;
@@ -451,7 +491,7 @@ function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup
       await previous.kill();
       earlierLogs += previous.stderr();
       // The same address, so the proxy and every client keep reaching it.
-      current = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
+      current = await startServerProcess(setup, database, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
       replaced(current);
       killed = false;
       if (currentLogs !== undefined && setup.controls !== undefined) {
@@ -464,7 +504,7 @@ function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup
     scenario.network === undefined
       ? undefined
       : {
-          databaseEndpoints: [databaseEndpoint(url)],
+          databaseEndpoints: [databaseEndpoint(database.url)],
           egress: scenario.network === 'database-only' ? 'database-only' : 'open',
           activity: (from, until, deadlineMs) => {
             const observer = current.observer;
