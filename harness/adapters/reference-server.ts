@@ -137,9 +137,10 @@ const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 /**
  * The roles `sourceSql.asRole` offers on the reference: a login per runtime
  * group with that group as its only membership, and one in no Synchro group
- * (`public`). The reference has no worker login (decision 205), so
- * `synchro_worker` is not offered. Roles are cluster-wide: created once per
- * run, with a fresh password so a cluster that asks for one accepts it.
+ * (`public`). Roles are cluster-wide: created once per run, with a fresh
+ * password so a cluster that asks for one accepts it. `synchro_worker` is
+ * offered too, as each scenario database's own worker login, which the
+ * server's capture connects as (provisionWorkerLogin, decision 350).
  */
 const ROLE_LOGINS: Partial<Record<DatabaseRole, string>> = {
   synchro_adapter: 'synchro_conformance_adapter_login',
@@ -336,15 +337,30 @@ function workerLoginOf(database: string): string {
 async function provisionWorkerLogin(adminUrl: string, database: string): Promise<string> {
   const login = workerLoginOf(database);
   const password = randomBytes(18).toString('hex');
-  // Function privileges live in the database's own catalog: granted there, and gone with it.
-  await admin(databaseUrl(adminUrl, database), async (client) => {
-    await client.query(`CREATE ROLE ${quoteIdent(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD '${password}' IN ROLE synchro_worker`);
-    await client.query(`GRANT EXECUTE ON FUNCTION pg_catalog.pg_log_standby_snapshot() TO ${quoteIdent(login)}`);
-  });
+  // Function privileges live in the database's own catalog: granted there, and gone with it. The login and
+  // the setting that names it as this database's worker login (the 005 sheet's synchro.worker_login, which
+  // readiness compares with) appear in one transaction: concurrent scenarios' readiness never sees a
+  // replication login that no database configures.
+  await admin(databaseUrl(adminUrl, database), (client) =>
+    client.query(
+      [
+        'BEGIN',
+        `CREATE ROLE ${quoteIdent(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD '${password}' IN ROLE synchro_worker`,
+        `GRANT EXECUTE ON FUNCTION pg_catalog.pg_log_standby_snapshot() TO ${quoteIdent(login)}`,
+        `ALTER DATABASE ${quoteIdent(database)} SET synchro.worker_login = '${login}'`,
+        'COMMIT',
+      ].join('; '),
+    ),
+  );
   const url = new URL(databaseUrl(adminUrl, database));
   url.username = login;
   url.password = password;
   return url.toString();
+}
+
+/** Takes REPLICATION from `login` if it exists (a teardown after a failed provisioning finds none). */
+async function dropReplication(client: pg.Client, login: string): Promise<void> {
+  if ((await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [login])).rowCount !== 0) await client.query(`ALTER ROLE ${quoteIdent(login)} NOREPLICATION`);
 }
 
 /** A fresh clone of the run's template in the run's shared cluster. */
@@ -356,6 +372,8 @@ async function sharedClusterDatabase(setup: ReferenceServerSetup, database: stri
   const drop = () =>
     admin(cluster.adminUrl, async (client) => {
       await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
+      // The login stops being a replication principal before the setting that names it goes with the database.
+      await dropReplication(client, workerLoginOf(database));
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
       await client.query(`DROP ROLE IF EXISTS ${quoteIdent(workerLoginOf(database))}`);
     });
@@ -391,7 +409,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
       capabilities: setup.capabilities,
       databaseUrl: url,
-      roleDatabaseUrls: roleDatabaseUrls(url, scenarioDatabase.roleLogins),
+      // The worker login is the one the server's capture connects as (decision 350).
+      roleDatabaseUrls: { ...roleDatabaseUrls(url, scenarioDatabase.roleLogins), synchro_worker: scenarioDatabase.workerUrl },
       controlUrl: controlUrlOf(started.baseUrl),
       controls: setup.controls ?? (await discoverControls(controlUrlOf(started.baseUrl))),
     });

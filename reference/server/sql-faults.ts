@@ -31,6 +31,8 @@ const COMPACT = 'synchro.synchro_compact_scope(text)';
 const FLOOR_ADVANCE = "  INSERT INTO synchro.scope_state (scope_id, floor_commit_lsn, floor_event_ordinal, floor_effect_ordinal)\n  VALUES (p_scope, v_floor.l, CASE WHEN v_floor.e = 9223372036854775807 THEN NULL ELSE v_floor.e END,\n          CASE WHEN v_floor.e = 9223372036854775807 THEN NULL ELSE v_floor.f END)\n  ON CONFLICT (scope_id) DO UPDATE SET floor_commit_lsn = excluded.floor_commit_lsn,\n    floor_event_ordinal = excluded.floor_event_ordinal, floor_effect_ordinal = excluded.floor_effect_ordinal\n  WHERE (coalesce(synchro.scope_state.floor_commit_lsn, '0/0'), coalesce(synchro.scope_state.floor_event_ordinal, 9223372036854775807),\n         coalesce(synchro.scope_state.floor_effect_ordinal, 2147483647))\n      < (excluded.floor_commit_lsn, coalesce(excluded.floor_event_ordinal, 9223372036854775807), coalesce(excluded.floor_effect_ordinal, 2147483647));\n";
 /** The capture fence (AFTER each row): its own check of a key change made after the BEFORE guard ran. */
 const FENCE = 'synchro.synchro_capture_fence()';
+/** The worker check's principal conditions (084): the configured login, its membership, the sole replication principal. */
+const WORKER_PRINCIPAL = 'synchro.worker_principal_valid()';
 /** Capture readiness: the capture checks and the registry/trigger checks of the detail (008, 006). */
 const CAPTURE_HEALTH = 'synchro.capture_health()';
 const HEALTH_DETAIL = 'synchro.synchro_health_detail()';
@@ -76,6 +78,8 @@ export async function applySqlFaults(databaseUrl: string): Promise<void> {
   if (fault('ops001-type-usage-left-to-public')) amendments.push({ statement: 'GRANT USAGE ON TYPE synchro.synchro_row_ref TO PUBLIC' }); // fault: server:ops001-type-usage-left-to-public
   if (fault('ops001-health-detail-for-adapter')) amendments.push({ statement: 'GRANT EXECUTE ON FUNCTION synchro.synchro_health_detail() TO synchro_adapter' }); // fault: server:ops001-health-detail-for-adapter
   if (fault('ops001-adapter-reads-client-table')) amendments.push({ statement: 'GRANT SELECT ON synchro.clients TO synchro_adapter' }); // fault: server:ops001-adapter-reads-client-table
+  if (fault('ops002-worker-tables-granted-to-login')) amendments.push({ statement: "DO $fault$ BEGIN EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA synchro TO %I', current_setting('synchro.worker_login')); END $fault$" }); // fault: server:ops002-worker-tables-granted-to-login
+  if (fault('ops002-readiness-ignores-other-replication-logins')) amendments.push({ fn: WORKER_PRINCIPAL, from: 'AND o.rolname <> (SELECT rolname FROM worker)', to: 'AND false' }); // fault: server:ops002-readiness-ignores-other-replication-logins
   if (fault('ops002-operator-executes-every-function')) amendments.push({ statement: 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA synchro TO synchro_operator' }); // fault: server:ops002-operator-executes-every-function
   if (fault('schema007-compaction-batch-defaulted')) amendments.push({ fn: COMPACT_SCOPES, from: 'IF p_batch_size IS NULL OR p_batch_size <= 0 THEN', to: 'p_batch_size := CASE WHEN p_batch_size > 0 THEN p_batch_size ELSE 100 END; IF false THEN' }); // fault: server:schema007-compaction-batch-defaulted
   if (fault('cap011-registry-check-inverted')) amendments.push({ fn: HEALTH_DETAIL, from: 'FROM synchro.registry_generations WHERE NOT validated)', to: 'FROM synchro.registry_generations WHERE validated)' }); // fault: server:cap011-registry-check-inverted

@@ -94,3 +94,53 @@ test('the worker login reaches the worker tables only through SET ROLE, and the 
     }
   });
 });
+
+/** The worker check of the detailed health, read as the installer. */
+async function workerCheck(sql: pg.Client): Promise<unknown> {
+  const { rows } = await sql.query<{ check: unknown }>("SELECT synchro.synchro_health_detail() -> 'checks' -> 'worker' AS check");
+  return rows[0]?.check;
+}
+
+test('readiness fails the worker check while the worker principal is not the sole, well-formed configured login', async () => {
+  await withWorkerLogin(`wl_${process.pid}_c`, async ({ sql, login, server }) => {
+    const ok = { state: 'ok', reason: 'ok' };
+    const broken = { state: 'failed', reason: 'worker_identity_invalid' };
+    const ready = async () => (await fetch(`${server.url}/ready`)).status;
+    assert.deepEqual(await workerCheck(sql), ok);
+    const extra = `${login.slice(0, 40)}_extra`;
+    // Another login that may replicate, configured nowhere: a second principal.
+    await sql.query(`CREATE ROLE "${extra}" LOGIN REPLICATION`);
+    try {
+      assert.deepEqual(await workerCheck(sql), broken);
+      assert.equal(await ready(), 503);
+    } finally {
+      await sql.query(`DROP ROLE "${extra}"`);
+    }
+    assert.deepEqual(await workerCheck(sql), ok);
+    assert.equal(await ready(), 200);
+    for (const [change, undo] of [
+      [`ALTER ROLE "${login}" INHERIT`, `ALTER ROLE "${login}" NOINHERIT`],
+      [`GRANT synchro_adapter TO "${login}"`, `REVOKE synchro_adapter FROM "${login}"`],
+      [`ALTER ROLE "${login}" NOREPLICATION`, `ALTER ROLE "${login}" REPLICATION`],
+    ] as const) {
+      await sql.query(change);
+      assert.deepEqual(await workerCheck(sql), broken, change);
+      await sql.query(undo);
+      assert.deepEqual(await workerCheck(sql), ok, undo);
+    }
+  });
+});
+
+test('a login another database names as its worker login is not a second principal of this one', async () => {
+  await withWorkerLogin(`wl_${process.pid}_d`, async ({ sql }) => {
+    const { cluster } = env();
+    const other = `wl_${process.pid}_d_other`;
+    await cluster.cloneDatabase(TEMPLATE, other);
+    try {
+      await cluster.provisionRoles(other);
+      assert.deepEqual(await workerCheck(sql), { state: 'ok', reason: 'ok' });
+    } finally {
+      await cluster.dropDatabase(other);
+    }
+  });
+});

@@ -34,8 +34,9 @@ export interface Cluster {
   /**
    * Creates the cluster-wide group roles the extension expects (as an install
    * does first) and a worker login for `database`: LOGIN REPLICATION, member
-   * of synchro_worker only, NOINHERIT. A login is cluster-wide, so it is named
-   * after the database and dropped with it.
+   * of synchro_worker only, NOINHERIT, configured as the database's
+   * `synchro.worker_login`. A login is cluster-wide, so it is named after the
+   * database and dropped with it.
    */
   provisionRoles(database: string): Promise<{ workerLogin: string }>;
   /** The packaged extension: its name, the directory of its control file and scripts, and its default version. */
@@ -92,8 +93,11 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
       // ident() has checked the name, so it can stand as a literal too.
       ident(name);
       await adminQuery(adminUrl, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '${name}' AND NOT active`);
+      // The worker login stops being a replication principal before the setting that names it goes with the database.
+      const login = workerLoginOf(name);
+      await adminQuery(adminUrl, `DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${login}') THEN ALTER ROLE ${ident(login)} NOREPLICATION; END IF; END $$`);
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
-      await adminQuery(adminUrl, `DROP ROLE IF EXISTS ${ident(workerLoginOf(name))}`);
+      await adminQuery(adminUrl, `DROP ROLE IF EXISTS ${ident(login)}`);
     },
     async createExtensionDatabase(name, faults = []) {
       const pkg = await extensionPackage(faults);
@@ -104,7 +108,13 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
     async provisionRoles(database) {
       await installRoles(urlFor(database));
       const login = workerLoginOf(database);
-      await adminQuery(adminUrl, `CREATE ROLE ${ident(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS IN ROLE synchro_worker`);
+      // The login and the setting that names it as the database's worker login (the 005 sheet's
+      // synchro.worker_login, which readiness compares with) in one transaction: no database's readiness
+      // ever sees a replication login that no database configures.
+      await adminQuery(
+        adminUrl,
+        `BEGIN; CREATE ROLE ${ident(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS IN ROLE synchro_worker; ALTER DATABASE ${ident(database)} SET synchro.worker_login = '${login}'; COMMIT`,
+      );
       return { workerLogin: login };
     },
     async extensionPackage(faults = []) {
