@@ -36,6 +36,7 @@ import type { DatabaseCrashControl, DatabaseRole, LogsControl, NetworkControl, S
 import type { ReferenceServerSetup, RoleLogin, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { mintJwt } from './token.ts';
+import { type HbaCluster, workerConnectionControl } from './worker-connections.ts';
 
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
@@ -51,6 +52,8 @@ interface Cluster extends Partial<ExtensionCluster> {
   createTemplate(name: string): Promise<unknown>;
   /** Embedded clusters: immediate shutdown and start again (reference/server/db/cluster.ts). */
   restartImmediately?(): Promise<void>;
+  /** The deployment's HBA rules for a worker login (reference/server/db/cluster.ts). */
+  restrictWorkerLogin?: HbaCluster['restrictWorkerLogin'];
   stop(): Promise<void>;
 }
 
@@ -288,6 +291,8 @@ interface ScenarioDatabase {
   drop(): Promise<void>;
   /** Only for a database in a cluster of its own. */
   crash?: DatabaseCrashControl;
+  /** Where the worker login's HBA rules are written, when the cluster module can (workerConnections). */
+  hba?: HbaCluster;
 }
 
 /**
@@ -313,7 +318,8 @@ async function ownClusterDatabase(setup: ReferenceServerSetup, database: string)
     const url = databaseUrl(cluster.adminUrl, database);
     // The whole cluster goes at teardown, the worker login with it.
     const workerUrl = await provisionWorkerLogin(cluster.adminUrl, database);
-    return { url, workerUrl, roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart } };
+    const hba = cluster.restrictWorkerLogin === undefined ? {} : { hba: { restrictWorkerLogin: cluster.restrictWorkerLogin.bind(cluster) } };
+    return { url, workerUrl, roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart }, ...hba };
   } catch (error) {
     await cluster.stop().catch(() => {});
     throw error;
@@ -369,8 +375,10 @@ async function sharedClusterDatabase(setup: ReferenceServerSetup, database: stri
   if (!cluster) throw new Error('the reference server setup has no database cluster');
   await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
   // The capture worker's logical slot pins the database, so it goes first; the worker login (cluster-wide) goes with the database.
-  const drop = () =>
-    admin(cluster.adminUrl, async (client) => {
+  const attached = cluster.module === undefined ? undefined : attachedCluster(cluster.module, cluster.adminUrl);
+  // The cluster module drops the same and also removes the worker login's HBA file (workerConnections).
+  const drop = async () =>
+    attached !== undefined ? attached.dropDatabase(database) : admin(cluster.adminUrl, async (client) => {
       await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
       // The login stops being a replication principal before the setting that names it goes with the database.
       await dropReplication(client, workerLoginOf(database));
@@ -378,7 +386,8 @@ async function sharedClusterDatabase(setup: ReferenceServerSetup, database: stri
       await client.query(`DROP ROLE IF EXISTS ${quoteIdent(workerLoginOf(database))}`);
     });
   try {
-    return { url: databaseUrl(cluster.adminUrl, database), workerUrl: await provisionWorkerLogin(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop };
+    const hba = attached === undefined ? {} : { hba: attached };
+    return { url: databaseUrl(cluster.adminUrl, database), workerUrl: await provisionWorkerLogin(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop, ...hba };
   } catch (error) {
     await drop().catch(() => {});
     throw error;
@@ -436,6 +445,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     ...(ownProcess?.network ? { network: ownProcess.network } : {}),
     ...(ownProcess?.logs ? { logs: ownProcess.logs } : {}),
     ...(crash === undefined ? {} : { database: crash }),
+    ...(scenarioDatabase.hba === undefined ? {} : { workerConnections: workerConnectionControl(scenarioDatabase.hba, scenarioDatabase.workerUrl, scenario.faults) }),
     ...(extension ? { extension } : {}),
     attemptStart: (settings, deadlineMs) => attemptStart(setup, url, scenario.faults, settings, deadlineMs),
     async close() {
@@ -464,15 +474,16 @@ export function referenceServerAlive(server: ServerAdapter): boolean {
  * existing server, never stopped from here), on first use only: most
  * scenarios never ask for a clean extension database.
  */
-function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster {
-  let attaching: Promise<ExtensionCluster> | undefined;
+function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster & HbaCluster {
+  let attaching: Promise<ExtensionCluster & HbaCluster> | undefined;
   const attach = () => {
     attaching ??= (async () => {
       const module = (await import(pathToFileURL(modulePath).href)) as ClusterModule;
       if (typeof module.startCluster !== 'function') throw new Error(`${modulePath} does not export startCluster()`);
       const cluster = await module.startCluster({ DATABASE_URL: adminUrl });
       if (!offersExtension(cluster)) throw new Error(`${modulePath} does not package an extension`);
-      return cluster;
+      if (cluster.restrictWorkerLogin === undefined) throw new Error(`${modulePath} writes no HBA rules for a worker login`);
+      return cluster as typeof cluster & HbaCluster;
     })();
     return attaching;
   };
@@ -482,6 +493,7 @@ function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster
     provisionRoles: async (database) => (await attach()).provisionRoles(database),
     extensionPackage: async (faults) => (await attach()).extensionPackage(faults),
     dropDatabase: async (name) => (await attach()).dropDatabase(name),
+    restrictWorkerLogin: async (database, login, password, faults) => (await attach()).restrictWorkerLogin(database, login, password, faults),
   };
 }
 

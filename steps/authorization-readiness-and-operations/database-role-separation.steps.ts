@@ -7,7 +7,9 @@
  */
 import { Then, When } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
+import type { WorkerConnectionOutcome } from '../../harness/adapters/server.ts';
 import { clusterOfItsOwnPhrase } from '../support/database-crash/index.ts';
+import { undeterminedWithout } from '../support/optional-controls.ts';
 import { lastRoleOutcome, rememberOutcome, runAsRole } from '../support/database-roles/as-role.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -204,4 +206,43 @@ When(/^the operator changes the worker login so that it (.+)$/, async function (
     }
   }
   throw new Error(`no known change of the worker login makes it "${defect}" (known: ${WORKER_LOGIN_DEFECTS.map(([p]) => p.source).join(', ')})`);
+});
+
+/** The outcome of the last external connection a scenario tried under the worker login. */
+const lastConnection = new WeakMap<SyncWorld, WorkerConnectionOutcome>();
+
+When(
+  /^the harness opens a (SQL|replication) connection as the worker login (with a wrong password|with the managed password|without a password) (to the configured database|to database "[^"]+"|over the local socket)$/,
+  async function (this: SyncWorld, kind: string, secret: string, target: string) {
+    const database = target.match(/^to database "([^"]+)"$/)?.[1];
+    const server = await this.readyServer();
+    if (server.workerConnections === undefined) {
+      return undeterminedWithout(this, `server adapter "${server.id}" cannot open external connections under its worker login (optional workerConnections, docs/adapters.md)`);
+    }
+    const outcome = await server.workerConnections.attempt({
+      kind: kind === 'SQL' ? 'sql' : 'replication',
+      secret: secret === 'with the managed password' ? 'managed' : secret === 'with a wrong password' ? 'wrong' : 'none',
+      database: database === undefined ? 'configured' : { name: database },
+      transport: target === 'over the local socket' ? 'local-socket' : 'tcp',
+    });
+    lastConnection.set(this, outcome);
+    return undefined;
+  },
+);
+
+function connectionOutcome(world: SyncWorld): WorkerConnectionOutcome {
+  const outcome = lastConnection.get(world);
+  if (outcome === undefined) throw new Error('no connection was tried as the worker login in this scenario');
+  return outcome;
+}
+
+Then('the connection is refused by authentication', function (this: SyncWorld) {
+  const outcome = connectionOutcome(this);
+  // Class 28: the server's HBA rules or its authentication turned the connection away (not a network failure).
+  this.assert.equal(outcome.connected ? 'connected' : (outcome.sqlstate ?? `no SQLSTATE: ${outcome.message}`).slice(0, 2), '28', `the worker-login connection${outcome.connected ? ' got in' : `: ${outcome.sqlstate} ${outcome.message}`}`);
+});
+
+Then('the connection succeeds', function (this: SyncWorld) {
+  const outcome = connectionOutcome(this);
+  this.assert.ok(outcome.connected, `the worker-login connection was refused${outcome.connected ? '' : `: ${outcome.sqlstate} ${outcome.message}`}`);
 });
