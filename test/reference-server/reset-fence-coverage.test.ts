@@ -4,11 +4,13 @@
  * records bound to the reset at activation, a row changed several times takes
  * its last covered fence's version, a deleted identity stays staged deleted,
  * fences after the snapshot are recorded as materialized by catch-up, and an
- * activated record cannot change.
+ * activated record cannot change. While a quarantine blocks capture, a client
+ * with its own uncovered write hears capture_pending, the others capture_blocked.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Harness, OWNED_NOTES_SQL, useEnv, withCaptureServer } from './helpers.ts';
+import { connect, type Harness, insertNote, OWNED_NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
+import { pull } from './sync-flow.ts';
 
 const env = useEnv();
 const withServer = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
@@ -85,5 +87,24 @@ test('a fence committed after the candidate slot exists is covered by catch-up, 
       (await coverage(h, done.reset_id)).map((r) => [r.coverage, r.pk_text, r.server_version, r.target_generation]),
       [['materialized', 'a', later, done.stream_generation]],
     );
+  });
+});
+
+test('behind a quarantine the pushing client hears capture_pending and another client capture_blocked', async () => {
+  await withServer(async (h) => {
+    const pusher = await connect(h);
+    const other = await connect(h);
+    await control(h, 'poison');
+    await h.sql.query("INSERT INTO public.notes (id) VALUES ('poisoned')");
+    const deadline = Date.now() + 15_000;
+    while ((await h.sql.query("SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active'")).rowCount === 0) assert.ok(Date.now() < deadline, 'the transaction was quarantined');
+    const pushed = await h.post('/sync/push', pushBody(pusher, [insertNote(pusher, 'waiting')]));
+    assert.equal(pushed.status, 200, pushed.text);
+    const own = await pull(h, pusher, { 'user:u1': null });
+    assert.equal(own.status, 503, own.text);
+    assert.equal(own.json.error.code, 'capture_pending');
+    const blocked = await pull(h, other, { 'user:u1': null });
+    assert.equal(blocked.status, 503, blocked.text);
+    assert.deepEqual([blocked.json.error.code, blocked.json.error.reason], ['temporary_unavailable', 'capture_blocked']);
   });
 });
