@@ -64,7 +64,7 @@ Feature: Reset Baseline Fence Coverage
 
       Examples:
         | state           | action                                                                          |
-        | only staged     | the operator starts an authorized stream reset and holds it after the baseline is staged |
+        | only staged     | the operator starts an authorized stream reset and holds it at phase "baseline_staged" |
         | aborted         | the operator starts an authorized stream reset, stages its baseline and aborts it |
 
   Rule: every fence after the snapshot reconciles through candidate-slot WAL
@@ -76,7 +76,7 @@ Feature: Reset Baseline Fence Coverage
         | mutation_id                          | operation | table | pk  | base_version              | owner_id | title |
         | 8b0c2d4e-7a9f-4c1b-8d3e-5f6a7b8c9d07 | update    | tasks | t-3 | current                      | alice    | later |
       And the push outcome of mutation "8b0c2d4e-7a9f-4c1b-8d3e-5f6a7b8c9d07" is "applied"
-      And the operator lets the stream reset activate
+      And the operator lets the stream reset continue
       Then server inspection shows the fence of mutation "8b0c2d4e-7a9f-4c1b-8d3e-5f6a7b8c9d07" with coverage "materialized" from the candidate slot
       And server inspection shows no "reset_baseline" coverage record for that fence
 
@@ -93,7 +93,7 @@ Feature: Reset Baseline Fence Coverage
         | 0d2e4f6a-9c1b-4e3d-8f5a-7b8c9d0e1f09 | update    | tasks | t-2 | current                      | alice    | after  |
       When the operator asks the stream reset to activate before catch-up reaches the second push
       Then the activation waits or is refused until catch-up has materialized the second push
-      When the operator lets the stream reset activate
+      When the operator lets the stream reset activate unless it already has
       Then server inspection shows every accepted fence up to the activation barrier with exactly one of coverage "reset_baseline" or "materialized"
 
   Rule: the projected state is the final state in the snapshot and a row with a pending fence takes its version from a covered fence of that row

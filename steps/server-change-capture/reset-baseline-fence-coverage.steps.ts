@@ -23,10 +23,9 @@ import {
   stagedRows,
   thatFence,
 } from '../support/reset-coverage/coverage.ts';
-import { generationsState } from '../support/scope-generations/state.ts';
+import { rebuiltRecord } from '../support/rebuilt-rows.ts';
 import { activePointer, noteOutcome, phasedReset, resetRecord, resetState, startedResetId, startHeld } from '../support/stream-reset/operator.ts';
 import { versionLabels } from '../support/version-labels.ts';
-import { keyValue } from '../support/wire-values/recorded.ts';
 import type { SyncWorld } from '../support/world.ts';
 
 Given('the harness has committed on the source database:', async function (this: SyncWorld, sql: string) {
@@ -48,10 +47,6 @@ Given('the harness records the version of the last fence of row {string} as {str
   const rows = await inspectRows<{ v: string }>(this, 'SELECT server_version AS v FROM synchro.row_versions WHERE table_id = $1 AND pk_text = $2', [tableId, pk]);
   if (rows.length !== 1 || rows[0] === undefined) throw new Error(`server inspection shows ${rows.length} fence records of row ${pk}`);
   versionLabels(this).set(label, rows[0].v);
-});
-
-When('the operator starts an authorized stream reset and holds it after the baseline is staged', async function (this: SyncWorld) {
-  return startHeld(this, 'baseline_staged');
 });
 
 When('the operator starts an authorized stream reset, stages its baseline and aborts it', async function (this: SyncWorld) {
@@ -77,7 +72,7 @@ When('the operator asks the stream reset to activate before catch-up reaches the
   return askActivation(this);
 });
 
-When('the operator lets the stream reset activate', async function (this: SyncWorld) {
+When('the operator lets the stream reset activate unless it already has', async function (this: SyncWorld) {
   // A reset the scenario already saw activated has nothing left to do.
   if (resetState(this).last?.progress?.lifecycle === 'activated') return undefined;
   return askActivation(this);
@@ -165,31 +160,11 @@ Then('server inspection shows every accepted fence up to the activation barrier 
   }
 });
 
-/** The rebuild record of `pk` of `table` in the last rebuild fetched to its final page. */
-async function rebuiltRecord(world: SyncWorld, table: string, pk: string): Promise<{ title: unknown; version: unknown }> {
-  const last = generationsState(world).lastRebuild;
-  if (last === undefined) throw new Error('no rebuild was fetched to its final page in this scenario');
-  const final = last.run.pages.at(-1);
-  world.assert.equal(final?.status, 200, `a rebuild page of ${last.scope} was answered ${final?.status}: ${final?.text.slice(0, 300)}`);
-  const client = [...world.clientUsers.keys()].find((name) => world.hasWire(name) && world.wire(name).manifest !== undefined);
-  if (client === undefined) throw new Error('no harness client holds a manifest to name the fields of rebuild records');
-  const wire = world.wire(client);
-  const tableId = wire.tableId(table);
-  const found = last.run.records.filter((r) => r.table === tableId && String(keyValue(r.pk)) === pk);
-  world.assert.equal(found.length, 1, `records of ${table} row ${pk} in the rebuild of ${last.scope}`);
-  return { title: found[0]?.row?.[wire.fieldId(table, 'title')], version: found[0]?.server_version };
-}
-
 Then('the rebuild pages hold row {string} of table {string} with title {string} and server version {string}', async function (this: SyncWorld, pk: string, table: string, title: string, label: string) {
   const version = versionLabels(this).get(label);
   if (version === undefined) throw new Error(`no server version was recorded as "${label}" earlier in this scenario`);
   const record = await rebuiltRecord(this, table, pk);
   this.assert.equal(record, { title, version }, `the rebuilt ${table} row ${pk}`);
-});
-
-Then('the rebuild pages hold row {string} of table {string} with title {string}', async function (this: SyncWorld, pk: string, table: string, title: string) {
-  const record = await rebuiltRecord(this, table, pk);
-  this.assert.equal(record.title, title, `the title of the rebuilt ${table} row ${pk}`);
 });
 
 Then('server inspection shows {int} historical coverage records for row {string} kept apart from its projected state', async function (this: SyncWorld, count: number, pk: string) {

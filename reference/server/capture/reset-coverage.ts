@@ -20,8 +20,8 @@
  * immutable (a trigger of 081).
  *
  * Approximation (docs/decisions.md): the reference keeps no table of accepted
- * fences; an old slot that is lost (or dropped) takes its unconsumed fences
- * with it, and such a reset stages the snapshot's rows without coverage
+ * fences; an old slot that is lost, dropped or replaced takes its unconsumed
+ * fences with it, and such a reset stages the snapshot's rows without coverage
  * records for them.
  */
 import pg from 'pg';
@@ -70,11 +70,12 @@ async function walFlushedNow(db: pg.ClientBase): Promise<string> {
 /**
  * The accepted fences that committed before the consistent point and that the
  * old stream never materialized, read from the old slot without consuming it.
- * Empty when the old slot is gone or invalidated (see the module's note).
+ * Empty when the old slot is gone, invalidated or no longer a pgoutput slot of
+ * this database (see the module's note).
  */
 export async function pendingFencesInSnapshot(db: pg.ClientBase, consistentPoint: string): Promise<PendingFence[]> {
   const old = (await db.query<{ s: string; usable: boolean }>(
-    `SELECT p.slot_name AS s, (r.slot_name IS NOT NULL AND r.wal_status IS DISTINCT FROM 'lost' AND r.invalidation_reason IS NULL AND NOT r.active) AS usable
+    `SELECT p.slot_name AS s, (r.slot_name IS NOT NULL AND r.plugin = 'pgoutput' AND r.database = current_database() AND r.wal_status IS DISTINCT FROM 'lost' AND r.invalidation_reason IS NULL AND NOT r.active) AS usable
        FROM synchro.wal_progress p LEFT JOIN pg_replication_slots r ON r.slot_name = p.slot_name`,
   )).rows[0];
   if (old === undefined || !old.usable) return [];
