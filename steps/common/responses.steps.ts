@@ -25,6 +25,7 @@ import { assertMemberContains } from '../support/wire-values/member-contains.ts'
 import { changesOf, lastPull } from '../support/wire-values/operations.ts';
 import { outcomeAnywhere, outcomesOf, thatOutcome } from '../support/wire-values/outcomes.ts';
 import { keyValue, numberTokens, type Obj, tableNamed } from '../support/wire-values/recorded.ts';
+import { rebuiltRecord } from '../support/rebuilt-rows.ts';
 import { lastMutation } from '../support/wire-values/requests.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -151,6 +152,12 @@ Then('the pull response lists no change in scope {string}', function (this: Sync
     [],
     `changes of scope "${scope}" in the pull response`,
   );
+});
+
+// SYNC-CAP-006 and SYNC-CAP-013: a row a reset's baseline or catch-up must have brought, by its title.
+Then('the rebuild pages hold row {string} of table {string} with title {string}', async function (this: SyncWorld, pk: string, table: string, title: string) {
+  const record = await rebuiltRecord(this, table, pk);
+  this.assert.equal(record.title, title, `the title of the rebuilt ${table} row ${pk}`);
 });
 
 Then('the rebuild pages hold exactly these records:', function (this: SyncWorld, table: DataTable) {

@@ -43,6 +43,7 @@ import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { flushPosition } from './candidate-slot.ts';
 import { materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
+import { bindCoverage, coverageRefusal, pendingFencesInSnapshot, recordBaselineCoverage, recordCatchUpCoverage, withDeletionVersions } from './reset-coverage.ts';
 import { groupTransactions, type RelationInfo, type RowEvent, rowEvents, type TableLookup, UNCHANGED } from './transaction.ts';
 
 export class StreamResetFailed extends Error {}
@@ -184,10 +185,12 @@ async function stageBaseline(session: OperatorSession, record: ResetRecord, regi
   const db = await session.connection();
   await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
   let rows: Awaited<ReturnType<typeof snapshotRows>>;
+  // The accepted fences the snapshot holds and the old stream never materialized (SYNC-CAP-013).
+  const pending = await pendingFencesInSnapshot(db, record.consistentPoint as string);
   await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   try {
     await db.query(fault('cap007-stage-without-exported-snapshot') ? 'SELECT 1' : `SET TRANSACTION SNAPSHOT '${record.snapshotName}'`); // fault: server:cap007-stage-without-exported-snapshot
-    rows = await snapshotRows(db, registry.tables);
+    rows = await withDeletionVersions(db, registry.tables, await snapshotRows(db, registry.tables));
     await db.query('COMMIT');
   } catch (e) {
     await db.query('ROLLBACK').catch(() => undefined);
@@ -204,6 +207,7 @@ async function stageBaseline(session: OperatorSession, record: ResetRecord, regi
         [record.resetId, r.tableId, r.k, r.s === 'live' ? r.row : null, r.v, r.s],
       );
     }
+    await recordBaselineCoverage(db, record, pending);
     await db.query("UPDATE synchro.stream_resets SET lifecycle = 'baseline_staged' WHERE reset_id = $1 AND lifecycle = 'preparing'", [record.resetId]);
     await db.query('COMMIT');
   } catch (e) {
@@ -265,6 +269,7 @@ async function catchUp(session: OperatorSession, record: ResetRecord, registry: 
     await db.query('BEGIN');
     try {
       for (const ev of events) await stageEvent(db, record.resetId, ev, commit);
+      await recordCatchUpCoverage(db, record, tx, events);
       await db.query('UPDATE synchro.stream_resets SET caught_up_end_lsn = $2 WHERE reset_id = $1', [record.resetId, formatLsn(tx.endLsn)]);
       await db.query('COMMIT');
     } catch (e) {
@@ -330,6 +335,11 @@ async function activate(session: OperatorSession, record: ResetRecord, registry:
       await db.query('ROLLBACK');
       await refuse(db, record, late);
     }
+    const uncovered = await coverageRefusal(db, record, barrier);
+    if (uncovered !== undefined) {
+      await db.query('ROLLBACK');
+      await refuse(db, record, uncovered);
+    }
     const staged = await db.query<{ table_id: string; pk_text: string; row_image: Record<string, unknown>; server_version: string }>(
       `SELECT table_id, pk_text, row_image, server_version FROM synchro.reset_staged_rows WHERE reset_id = $1 AND state = 'live'
         ORDER BY table_id COLLATE "C", pk_text COLLATE "C"`,
@@ -343,7 +353,7 @@ async function activate(session: OperatorSession, record: ResetRecord, registry:
     // The ordinary materialization path places the baseline, so versions, membership and scope rows follow its rules.
     await materializeTransaction(db, generation, { xid: 0, commitLsn: at, endLsn: at, messages: [], contentHash: Buffer.alloc(32) }, events, registry.tables);
     // A baseline reaches clients only through rebuild: no effect or transaction record of it stays behind.
-    await db.query('DELETE FROM synchro.scope_effects WHERE stream_generation = $1', [generation]);
+    if (!fault('cap013-baseline-keeps-incremental-effects')) await db.query('DELETE FROM synchro.scope_effects WHERE stream_generation = $1', [generation]); // fault: server:cap013-baseline-keeps-incremental-effects
     await db.query('DELETE FROM synchro.wal_events WHERE stream_generation = $1', [generation]);
     await db.query('DELETE FROM synchro.wal_transactions WHERE stream_generation = $1', [generation]);
     // The worker goes on after the barrier: everything before it is in the baseline. Its start advances the slot there.
@@ -356,6 +366,7 @@ async function activate(session: OperatorSession, record: ResetRecord, registry:
     // Floors belong to the old lineage; the new one starts at generation_start.
     await db.query('UPDATE synchro.scope_state SET floor_commit_lsn = NULL, floor_event_ordinal = NULL, floor_effect_ordinal = NULL');
     await db.query("UPDATE synchro.wal_poison SET lifecycle = 'reset', resolved_at = clock_timestamp() WHERE lifecycle = 'active'");
+    await bindCoverage(db, record, generation);
     await db.query("UPDATE synchro.stream_resets SET lifecycle = 'activated', activation_barrier = $3, target_generation = $2, last_refusal = NULL, finished_at = clock_timestamp() WHERE reset_id = $1", [
       record.resetId,
       generation,

@@ -63,13 +63,15 @@ const CAPTURE_PENDING = `EXISTS (
  * client's own accepted writes is not materialized yet (503 capture_pending).
  */
 export async function gateCapture(db: ClientBase, userId: string, clientId: string): Promise<void> {
-  // Both facts in one round trip; they are judged in the gate's order below (blocked first), so the answer is the same.
+  // Both facts in one round trip; they are judged in the gate's order below (the client's own pending writes first).
   const ignorePending = fault('ignore-capture-pending'); // fault: server:ignore-capture-pending
   const { rows } = await db.query<{ blocked: boolean; pending: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS blocked, ${ignorePending ? 'false' : CAPTURE_PENDING} AS pending`,
     ignorePending ? [] : [userId, clientId],
   );
+  // The client's own accepted writes that no materialization or activated reset baseline covers yet come first: the
+  // client is owed capture_pending until they are covered, a quarantine included (SYNC-CAP-013, decision 340).
+  if (rows[0]?.pending === true) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
   // A quarantined transaction or a drifted registered relation: capture reads nothing more until an operator acts.
   if (rows[0]?.blocked === true || (await relationDrifted(db))) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
-  if (rows[0]?.pending === true) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
 }
