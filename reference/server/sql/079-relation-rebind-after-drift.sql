@@ -137,7 +137,8 @@ BEGIN
   END IF;
   EXECUTE format('LOCK TABLE %s IN SHARE MODE', v_oid::regclass);
   IF (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = v_oid) <> quote_ident(v_old[1]) THEN
-    EXECUTE format('GRANT USAGE ON SCHEMA %s TO synchro_owner', (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = v_oid));
+    -- The capture worker resolves the row type of the relation it decodes (materialize.ts, impact.ts): it needs the schema too (076).
+    EXECUTE format('GRANT USAGE ON SCHEMA %s TO synchro_owner, synchro_worker', (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = v_oid));
   END IF;
   RETURN synchro.relation_rebind_activate(v_old[1], v_old[2], v_oid);
 END
