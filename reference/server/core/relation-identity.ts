@@ -22,6 +22,9 @@ const SINGLE_IMMEDIATE_KEY = `EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k J
 /**
  * SQL for "some active registration drifted", to be read as one boolean
  * column; the capture gate asks it in the same round trip as its other facts.
+ * `OFFSET 0` keeps the inner lookup a per-registration probe of pg_class by
+ * OID (or by name) instead of an anti join that walks every table of the
+ * catalog; it changes no answer.
  */
 export function relationDriftedSql(): string {
   const found = fault('cap009-identity-by-name') ? 'n.nspname = r.physical_schema AND c.relname = r.physical_relation' : BY_OID; // fault: server:cap009-identity-by-name
@@ -30,7 +33,8 @@ export function relationDriftedSql(): string {
       WHERE r.active AND NOT EXISTS (
         SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
          WHERE ${found} AND n.nspname = r.physical_schema AND c.relname = r.physical_relation AND c.relreplident = 'd'
-           AND ${keyShape}))`;
+           AND ${keyShape}
+        OFFSET 0))`;
 }
 
 export async function relationDrifted(db: ClientBase): Promise<boolean> {
