@@ -7,7 +7,7 @@ import type { ClientBase } from 'pg';
 import { authRequired, SyncError } from './errors.ts';
 import { fault } from './faults.ts';
 import type { Catalog } from './manifests.ts';
-import { relationDrifted } from './relation-identity.ts';
+import { relationDriftedSql } from './relation-identity.ts';
 
 export interface ClientState {
   clientGeneration: number;
@@ -63,15 +63,16 @@ const CAPTURE_PENDING = `EXISTS (
  * client's own accepted writes is not materialized yet (503 capture_pending).
  */
 export async function gateCapture(db: ClientBase, userId: string, clientId: string): Promise<void> {
-  // Both facts in one round trip; they are judged in the gate's order below (the client's own pending writes first).
+  // The three facts in one round trip; they are judged in the gate's order below (the client's own pending writes first).
   const ignorePending = fault('ignore-capture-pending'); // fault: server:ignore-capture-pending
-  const { rows } = await db.query<{ blocked: boolean; pending: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS blocked, ${ignorePending ? 'false' : CAPTURE_PENDING} AS pending`,
+  const { rows } = await db.query<{ blocked: boolean; drifted: boolean; pending: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS blocked, ${relationDriftedSql()} AS drifted,
+            ${ignorePending ? 'false' : CAPTURE_PENDING} AS pending`,
     ignorePending ? [] : [userId, clientId],
   );
   // The client's own accepted writes that no materialization or activated reset baseline covers yet come first: the
   // client is owed capture_pending until they are covered, a quarantine included (SYNC-CAP-013, decision 340).
   if (rows[0]?.pending === true) throw new SyncError('capture_pending', 'accepted writes are not yet captured; retry later');
   // A quarantined transaction or a drifted registered relation: capture reads nothing more until an operator acts.
-  if (rows[0]?.blocked === true || (await relationDrifted(db))) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
+  if (rows[0]?.blocked === true || rows[0]?.drifted === true) throw new SyncError('temporary_unavailable', 'capture is blocked', { reason: 'capture_blocked' });
 }

@@ -19,16 +19,25 @@ const BY_OID = 'c.oid = r.physical_relation_oid';
 const SINGLE_IMMEDIATE_KEY = `EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attname = r.pk_column
                 WHERE k.conrelid = c.oid AND k.contype = 'p' AND NOT k.condeferrable AND k.conkey = ARRAY[a.attnum])`;
 
-export async function relationDrifted(db: ClientBase): Promise<boolean> {
+/**
+ * SQL for "some active registration drifted", to be read as one boolean
+ * column; the capture gate asks it in the same round trip as its other facts.
+ * `OFFSET 0` keeps the inner lookup a per-registration probe of pg_class by
+ * OID (or by name) instead of an anti join that walks every table of the
+ * catalog; it changes no answer.
+ */
+export function relationDriftedSql(): string {
   const found = fault('cap009-identity-by-name') ? 'n.nspname = r.physical_schema AND c.relname = r.physical_relation' : BY_OID; // fault: server:cap009-identity-by-name
   const keyShape = fault('cap010-drift-ignores-key-shape') ? 'true' : SINGLE_IMMEDIATE_KEY; // fault: server:cap010-drift-ignores-key-shape
-  const { rowCount } = await db.query(
-    `SELECT 1 FROM synchro.relations r
+  return `EXISTS (SELECT 1 FROM synchro.relations r
       WHERE r.active AND NOT EXISTS (
         SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
          WHERE ${found} AND n.nspname = r.physical_schema AND c.relname = r.physical_relation AND c.relreplident = 'd'
-           AND ${keyShape})
-      LIMIT 1`,
-  );
-  return rowCount !== 0;
+           AND ${keyShape}
+        OFFSET 0))`;
+}
+
+export async function relationDrifted(db: ClientBase): Promise<boolean> {
+  const { rows } = await db.query<{ drifted: boolean }>(`SELECT ${relationDriftedSql()} AS drifted`);
+  return rows[0]?.drifted === true;
 }
