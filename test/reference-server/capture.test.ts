@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startServer } from '../../reference/server/app.ts';
 import { CapturePoisoned } from '../../reference/server/core/capture-control.ts';
-import { pull, rebuildBody } from './sync-flow.ts';
 import { catchUp, connect, freshServer, type Harness, insertNote, pushBody, SECRET, useEnv } from './helpers.ts';
+import { pull, rebuildBody } from './sync-flow.ts';
 
 const env = useEnv();
 

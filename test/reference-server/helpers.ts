@@ -3,6 +3,7 @@
  * file, a fresh database per test cloned from a template, the server started
  * in-process on that database, and small request helpers.
  */
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before } from 'node:test';
 import pg from 'pg';
@@ -236,4 +237,11 @@ export async function snapshot(h: Harness): Promise<string> {
     await q('SELECT * FROM public.notes ORDER BY id'),
     await q('SELECT * FROM public.tags ORDER BY id'),
   ].join('\n');
+}
+
+/** A test control call that must succeed: POST `/__control/<path>`, its JSON answer. */
+export async function controlOk(h: Harness, path: string, body: unknown = {}): Promise<Record<string, unknown>> {
+  const res = await h.control(`/__control/${path}`, body);
+  assert.equal(res.status, 200, res.text);
+  return res.json as Record<string, unknown>;
 }

@@ -9,17 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connect, type Harness, OWNED_NOTES_SQL, useEnv, withCaptureServer } from './helpers.ts';
+import { connect, controlOk, type Harness, OWNED_NOTES_SQL, useEnv, withCaptureServer } from './helpers.ts';
 import { pull, rebuildAll } from './sync-flow.ts';
 
 const env = useEnv();
 const withServer = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
 
-async function control(h: Harness, path: string, body: unknown = {}): Promise<Record<string, unknown>> {
-  const res = await h.control(`/__control/${path}`, body);
-  assert.equal(res.status, 200, res.text);
-  return res.json;
-}
+const control = controlOk;
 const awaitCapture = (h: Harness) => control(h, 'capture/await', { timeout_ms: 15_000 });
 const pointer = async (h: Harness) => (await h.sql.query('SELECT stream_generation AS g, slot_name AS s FROM synchro.wal_progress')).rows[0];
 const record = async (h: Harness, id: unknown) =>

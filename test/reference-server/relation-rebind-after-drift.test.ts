@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CapturePoisoned } from '../../reference/server/core/capture-control.ts';
-import { catchUp, type Harness, OWNED_NOTES_SQL, withCaptureServer, useEnv } from './helpers.ts';
+import { catchUp, type Harness, OWNED_NOTES_SQL, useEnv, withCaptureServer } from './helpers.ts';
 
 const env = useEnv();
 

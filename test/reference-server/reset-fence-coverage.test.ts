@@ -9,17 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connect, type Harness, insertNote, OWNED_NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
+import { connect, controlOk, type Harness, insertNote, OWNED_NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
 import { pull } from './sync-flow.ts';
 
 const env = useEnv();
 const withServer = (fn: (h: Harness) => Promise<void>) => withCaptureServer(env(), OWNED_NOTES_SQL, fn, { testControls: true });
 
-async function control(h: Harness, name: string, body: unknown = {}): Promise<Record<string, unknown>> {
-  const res = await h.control(`/__control/capture/${name}`, body);
-  assert.equal(res.status, 200, res.text);
-  return res.json;
-}
+const control = (h: Harness, name: string, body?: unknown) => controlOk(h, `capture/${name}`, body);
 
 interface Coverage {
   fence_id: string;

@@ -76,20 +76,32 @@ export async function injectUndecodableFence(world: SyncWorld, table: string): P
   const tableId = await tableIdOf(world, table);
   const key = world.model.keyColumn(table).name;
   const relation = `public.${ident(table)}`;
-  await provisionOf(server).exec(`
-CREATE TABLE public.harness_undecodable_fence_once (armed boolean PRIMARY KEY);
-INSERT INTO public.harness_undecodable_fence_once VALUES (true);
-CREATE FUNCTION public.harness_undecodable_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+  await provisionOf(server).exec(
+    onceOnFirstInsert('harness_undecodable_fence', relation, `PERFORM pg_logical_emit_message(true, 'synchro_fence', '\\xfffe'::bytea || convert_to(json_build_object('t', ${literal(tableId)}, 'k', NEW.${ident(key)}::text)::text, 'UTF8'));`),
+  );
+}
+
+/**
+ * SQL for a trigger named `name` on `relation` that runs `statement` inside
+ * the first transaction inserting a row, and never again (a one-row table is
+ * the arm, taken by the first firing): a way to put something into exactly
+ * one writing transaction, as a broken server or operator would.
+ */
+export function onceOnFirstInsert(name: string, relation: string, statement: string): string {
+  return `
+CREATE TABLE public.${name}_once (armed boolean PRIMARY KEY);
+INSERT INTO public.${name}_once VALUES (true);
+CREATE FUNCTION public.${name}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   fired boolean;
 BEGIN
-  WITH taken AS (DELETE FROM public.harness_undecodable_fence_once RETURNING 1) SELECT count(*) > 0 INTO fired FROM taken;
+  WITH taken AS (DELETE FROM public.${name}_once RETURNING 1) SELECT count(*) > 0 INTO fired FROM taken;
   IF fired THEN
-    PERFORM pg_logical_emit_message(true, 'synchro_fence', '\\xfffe'::bytea || convert_to(json_build_object('t', ${literal(tableId)}, 'k', NEW.${ident(key)}::text)::text, 'UTF8'));
+    ${statement}
   END IF;
   RETURN NULL;
 END $$;
-CREATE TRIGGER harness_undecodable_fence AFTER INSERT ON ${relation} FOR EACH ROW EXECUTE FUNCTION public.harness_undecodable_fence();`);
+CREATE TRIGGER ${name} AFTER INSERT ON ${relation} FOR EACH ROW EXECUTE FUNCTION public.${name}();`;
 }
 
 /** A constraint on the worker's projection records that refuses every new record of the table. */

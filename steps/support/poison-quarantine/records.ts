@@ -3,6 +3,7 @@
  * membership function broken for one row only, so a transaction writing
  * several rows fails on one of them.
  */
+import { onceOnFirstInsert } from '../capture/failure-injection.ts';
 import { inspectRows, tableIdOf } from '../capture/inspection.ts';
 import type { SyncWorld } from '../world.ts';
 
@@ -58,18 +59,5 @@ export async function activateUnvalidatedGenerationNext(world: SyncWorld, table:
   if (!server.sourceSql || !server.provision) throw new Error(`server adapter "${server.id}" needs the sourceSql and provision capabilities to stage an unvalidated registry generation`);
   const [staged] = await server.sourceSql.query<{ g: string }>("SELECT synchro.registry_stage_generation($1, '{}', false)::text AS g", [`public.${ident(table)}`]);
   if (staged?.g === undefined) throw new Error(`no pending generation of table "${table}" was staged`);
-  await server.provision.exec(`
-CREATE TABLE public.harness_unvalidated_activation_once (armed boolean PRIMARY KEY);
-INSERT INTO public.harness_unvalidated_activation_once VALUES (true);
-CREATE FUNCTION public.harness_unvalidated_activation() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  fired boolean;
-BEGIN
-  WITH taken AS (DELETE FROM public.harness_unvalidated_activation_once RETURNING 1) SELECT count(*) > 0 INTO fired FROM taken;
-  IF fired THEN
-    PERFORM pg_logical_emit_message(true, 'synchro_registry', ${literal(staged.g)});
-  END IF;
-  RETURN NULL;
-END $$;
-CREATE TRIGGER harness_unvalidated_activation AFTER INSERT ON public.${ident(table)} FOR EACH ROW EXECUTE FUNCTION public.harness_unvalidated_activation();`);
+  await server.provision.exec(onceOnFirstInsert('harness_unvalidated_activation', `public.${ident(table)}`, `PERFORM pg_logical_emit_message(true, 'synchro_registry', ${literal(staged.g)});`));
 }
