@@ -112,7 +112,7 @@ Feature: No Silent Server Change Loss
         {"ready":false}
         """
 
-    @negative @cap:provision @cap:sourceSql @cap:capture
+    @negative @cap:provision @cap:sourceSql @cap:capture @cap:inspect
     Scenario: the poison is not dropped and later progress is not served
       Given the harness makes the next source transaction fail with a membership function that returns NULL for the row
       And the harness commits on the source database:

@@ -41,6 +41,12 @@ When('the harness makes the next source transaction fail with a materialization 
 });
 
 When('the harness repairs the membership function and requests a retry of the quarantined transaction', async function (this: SyncWorld) {
+  // The retry is for the quarantined transaction: a worker slower than the harness (a loaded machine) may still be
+  // evaluating the broken function, and a repair made before its quarantine is recorded would be retried by nothing.
+  const deadline = Date.now() + this.deadlineMs;
+  while ((await inspectRows(this, "SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active'")).length === 0) {
+    if (Date.now() > deadline) throw new Error('the capture worker recorded no quarantine for the transaction the broken membership function failed');
+  }
   await repairMembershipFunction(this);
   const server = await this.readyServer();
   if (!server.provision) throw new Error(`server adapter "${server.id}" has no provision capability to request a retry`);
