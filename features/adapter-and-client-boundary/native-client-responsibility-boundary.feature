@@ -100,7 +100,7 @@ Feature: Native Client Responsibility Boundary
 
   Rule: Durable semantics are never delegated to a JavaScript layer
 
-    @negative @cap:reactNative @cap:crash
+    @negative @form:react-native-binding @cap:reactNative @cap:crash
     Scenario: The native client continues alone from state written through a React Native binding
       Given client "RN" is the React Native binding on "android" for user "carol"
       And client "RN" has connected and rebuilt every assigned scope
