@@ -98,7 +98,7 @@ function sensitivity(): void {
   const baseline = join(root, 'reports/messages.ndjson');
   const status = run(node, ['harness/cli.ts', 'sensitivity', ...(existsSync(baseline) ? ['--baseline', baseline] : [])]);
   const file = join(root, 'reports/sensitivity.json');
-  const result = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { total: { detected: number; total: number }; not_run?: string[] }) : undefined;
+  const result = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { total: { detected: number; total: number }; rules?: { notApplicable?: string }[]; not_run?: string[] }) : undefined;
   if (!result) {
     totals.failed += 1;
     summary('sensitivity run: FAILED (no result written)');
@@ -109,8 +109,10 @@ function sensitivity(): void {
   totals.passed += result.total.detected;
   totals.failed += undetected + (status !== 0 && undetected === 0 ? 1 : 0);
   const notRun = result.not_run ?? [];
-  totals.skipped += notRun.length;
-  summary(`sensitivity run: ${result.total.detected} of ${result.total.total} rules detected by a Then step of their rule, ${notRun.length} requirements not run (not passed without their faults)${status !== 0 && undetected === 0 ? ' (the run itself failed)' : ''}`);
+  // A Rule whose every scenario is about an undeclared implementation form is outside the total: skipped, neither detected nor failed.
+  const formOnly = (result.rules ?? []).filter((rule) => rule.notApplicable !== undefined).length;
+  totals.skipped += notRun.length + formOnly;
+  summary(`sensitivity run: ${result.total.detected} of ${result.total.total} rules detected by a Then step of their rule, ${formOnly} rules not applicable by form, ${notRun.length} requirements not run (not passed without their faults)${status !== 0 && undetected === 0 ? ' (the run itself failed)' : ''}`);
 }
 
 /** Generated requests per endpoint in `npm test`; a release run uses 10,000 (docs/robustness.md). */

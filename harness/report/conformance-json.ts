@@ -37,8 +37,13 @@ export interface SensitivityResult {
   total: Detection;
   perSection: Record<string, Detection>;
   perRequirement: Record<string, Detection>;
-  /** Every Rule of every selected requirement, with how many recipes target it and whether all were detected. */
-  rules: { id: string; rule: string; line: number; recipes: number; detected: boolean }[];
+  /**
+   * Every Rule of every selected requirement, with how many recipes target it
+   * and whether all were detected; `notApplicable` (left out of the counts)
+   * says why a Rule has no subject in this implementation (all its scenarios
+   * are about an implementation form the adapters do not declare).
+   */
+  rules: { id: string; rule: string; line: number; recipes: number; detected: boolean; notApplicable?: string }[];
   /** Every recipe run (or not run), with what its run showed. */
   results: { id: string; rule: string; fault: string; outcome: 'detected' | 'missed' | 'broke-setup' | 'not-run'; detected: boolean; detail: string }[];
 }

@@ -251,7 +251,8 @@ export function sensitivityBlockers(result: SensitivityResult, selected: readonl
       lines.push(`  ${requirement.id}  not covered by the sensitivity run (it did not pass without faults there, or was not selected)`);
       continue;
     }
-    const missing = result.rules.filter((rule) => rule.id === requirement.id && !rule.detected);
+    // A Rule without a subject in this implementation (not applicable by form) is not a gap.
+    const missing = result.rules.filter((rule) => rule.id === requirement.id && !rule.detected && rule.notApplicable === undefined);
     if (counts.total > 0 && missing.length === 0) continue;
     lines.push(`  ${requirement.id}  ${counts.detected} of ${counts.total} rules proven`);
     for (const rule of missing) lines.push(`      "${rule.rule}": ${rule.recipes === 0 ? 'no fault recipe' : 'a recipe was not caught by a Then step of the rule'}`);

@@ -140,17 +140,21 @@ function renderSensitivity(result: SensitivityResult): string {
   const counts = (entries: [string, { detected: number; total: number }][]) =>
     entries.map(([name, d]) => `<tr><th scope="row">${escapeHtml(name)}</th><td>${d.detected} / ${d.total}</td><td>${pct(d)}</td></tr>`).join('');
   const certified = result.rules.filter((rule) => result.perRequirement[rule.id] !== undefined);
-  const unproven = certified.filter((rule) => !rule.detected);
-  const ruleRows = [...unproven, ...certified.filter((rule) => rule.detected)]
+  const unproven = certified.filter((rule) => !rule.detected && rule.notApplicable === undefined);
+  const outside = certified.filter((rule) => rule.notApplicable !== undefined);
+  const ruleRows = [...unproven, ...certified.filter((rule) => rule.detected), ...outside]
     .map((rule) => {
       const recipes = result.results.filter((r) => r.id === rule.id && r.rule === rule.rule);
+      if (rule.notApplicable !== undefined) {
+        return `<tr class="status-not-applicable"><td><code>${escapeHtml(rule.id)}</code></td><td>${escapeHtml(rule.rule)}</td><td>not applicable</td><td>${escapeHtml(rule.notApplicable)}</td></tr>`;
+      }
       const detail = recipes.length === 0 ? 'no fault recipe' : recipes.map((r) => `${r.fault}: ${r.outcome}${r.outcome === 'detected' ? '' : ` (${r.detail})`}`).join('; ');
       return `<tr class="${rule.detected ? 'status-passed' : 'status-failed'}"><td><code>${escapeHtml(rule.id)}</code></td><td>${escapeHtml(rule.rule)}</td><td>${rule.detected ? 'detected' : 'not proven'}</td><td>${escapeHtml(detail)}</td></tr>`;
     })
     .join('');
   return `<section class="sensitivity" aria-label="Sensitivity">
 <h2>Sensitivity</h2>
-<p>Each Rule (one MUST or MUST NOT clause) was run with fault recipes that break its clause; a Then step of that Rule must fail under each. Rules detected <strong>${result.total.detected} of ${result.total.total}</strong> (${pct(result.total)}).${unproven.length > 0 ? ` <strong class="status-failed">${unproven.length} rule${unproven.length === 1 ? ' is' : 's are'} not proven.</strong>` : ''}</p>
+<p>Each Rule (one MUST or MUST NOT clause) was run with fault recipes that break its clause; a Then step of that Rule must fail under each. Rules detected <strong>${result.total.detected} of ${result.total.total}</strong> (${pct(result.total)}).${outside.length > 0 ? ` ${outside.length} rule${outside.length === 1 ? ' has' : 's have'} no subject in this implementation (not applicable by form) and ${outside.length === 1 ? 'is' : 'are'} not counted.` : ''}${unproven.length > 0 ? ` <strong class="status-failed">${unproven.length} rule${unproven.length === 1 ? ' is' : 's are'} not proven.</strong>` : ''}</p>
 <table><caption>By section (rules)</caption><thead><tr><th></th><th>detected</th><th>score</th></tr></thead><tbody>${counts(Object.entries(result.perSection))}</tbody></table>
 <details><summary>By requirement (rules)</summary><table><thead><tr><th></th><th>detected</th><th>score</th></tr></thead><tbody>${counts(Object.entries(result.perRequirement))}</tbody></table></details>
 <details><summary>All rules</summary><table class="faults"><thead><tr><th>requirement</th><th>rule</th><th>result</th><th>recipes</th></tr></thead><tbody>${ruleRows}</tbody></table></details>

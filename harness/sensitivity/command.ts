@@ -106,15 +106,23 @@ function selectRecords(profile: string, tags: string | undefined): (tags: string
 
 export function formatSensitivity(outcome: SensitivityOutcome, selected: number): string {
   const lines = ['', 'Sensitivity per rule (a rule counts as detected when it has a fault recipe and a Then step of the rule fails under each):'];
-  for (const [id, detection] of Object.entries(outcome.result.perRequirement)) lines.push(`  ${id}: ${detection.detected} of ${detection.total} rules detected`);
+  const formOnly = outcome.result.rules.filter((rule) => rule.notApplicable !== undefined && outcome.result.perRequirement[rule.id] !== undefined);
+  for (const [id, detection] of Object.entries(outcome.result.perRequirement)) {
+    const outside = formOnly.filter((rule) => rule.id === id).length;
+    lines.push(`  ${id}: ${detection.detected} of ${detection.total} rules detected${outside === 0 ? '' : ` (${outside} not applicable by form, not counted)`}`);
+  }
   for (const [section, detection] of Object.entries(outcome.result.perSection)) lines.push(`  ${section}: ${detection.detected} of ${detection.total} rules detected`);
   const { detected, total } = outcome.result.total;
   const requirements = outcome.requirements.filter((r) => r.baseline === 'passed');
   lines.push(`  total: ${detected} of ${total} rules detected, over ${requirements.length} requirements that passed without faults (${requirements.filter((r) => r.proven).length} with every rule detected; ${selected} selected)`);
-  const undetected = outcome.result.rules.filter((rule) => !rule.detected && outcome.result.perRequirement[rule.id] !== undefined);
+  const undetected = outcome.result.rules.filter((rule) => !rule.detected && rule.notApplicable === undefined && outcome.result.perRequirement[rule.id] !== undefined);
   if (undetected.length > 0) {
     lines.push('  rules not proven:');
     for (const rule of undetected) lines.push(`    ${rule.id} "${rule.rule}": ${rule.recipes === 0 ? 'no fault recipe' : 'a recipe was not detected by a Then step of the rule'}`);
+  }
+  if (formOnly.length > 0) {
+    lines.push('  rules not applicable to this implementation (not counted):');
+    for (const rule of formOnly) lines.push(`    ${rule.id} "${rule.rule}": ${rule.notApplicable}`);
   }
   if (outcome.notRun.length > 0) lines.push(`  faults not run because the requirement did not pass without them: ${outcome.notRun.join(', ')}`);
   return lines.join('\n');

@@ -11,13 +11,20 @@
  *
  * A Rule is detected when it has at least one recipe and every one of its
  * recipes is detected; a Rule of a passed requirement without a recipe is a
- * finding (nothing shows its checks can fail).
+ * finding (nothing shows its checks can fail). A Rule whose every scenario
+ * the baseline reported not-applicable for an implementation form the
+ * adapters do not declare (decision 239) has no subject in this
+ * implementation: no fault can be noticed there, so it is reported as not
+ * applicable and left out of the counts, like such scenarios are left out of
+ * the requirement's verdict. One applicable scenario is enough to hold the
+ * Rule to a detecting recipe.
  */
 import { join } from 'node:path';
+import { onlyForms } from '../adapters/forms.ts';
 import { type FeatureRule, readFeature } from '../catalog/features.ts';
 import type { LocatedRecord, RequirementRecord } from '../catalog/types.ts';
 import { InputError } from '../errors.ts';
-import { classifyRun, type Status } from '../report/classify.ts';
+import { classifyRun, type ScenarioVerdictInput, type Status } from '../report/classify.ts';
 import type { Detection, SensitivityResult } from '../report/conformance-json.ts';
 import { readMessages } from '../report/messages.ts';
 import { type JsonObject, runFeatures } from '../run/cucumber.ts';
@@ -58,6 +65,8 @@ export interface RuleSensitivity {
   recipes: RecipeResult[];
   /** At least one recipe, and every recipe detected. */
   detected: boolean;
+  /** Why the Rule has no subject in this implementation (every scenario not-applicable by an undeclared form), or null. */
+  notApplicable: string | null;
 }
 
 export interface RequirementSensitivity {
@@ -65,13 +74,13 @@ export interface RequirementSensitivity {
   section: string;
   baseline: Status;
   rules: RuleSensitivity[];
-  /** Every Rule detected on a passing baseline. */
+  /** Every Rule detected, or not applicable by form, on a passing baseline. */
   proven: boolean;
 }
 
 export interface SensitivityOutcome {
   requirements: RequirementSensitivity[];
-  /** Passed their baseline with at least one Rule lacking a recipe: green without proof that those clauses can fail. */
+  /** Passed their baseline with at least one applicable Rule lacking a recipe: green without proof that those clauses can fail. */
   unproven: string[];
   /** Selected requirements with no fault recipe and no passing baseline. */
   withoutRecipe: string[];
@@ -94,9 +103,31 @@ function validateFaults(options: SensitivityOptions, rulesOf: (record: Requireme
   }
 }
 
-function statusesIn(messagesFile: string, records: RequirementRecord[]): Map<string, Status> {
+/** A requirement's fault-free verdict, with its scenarios' verdicts to tell which Rules have a subject. */
+interface Baseline {
+  status: Status;
+  scenarios: readonly ScenarioVerdictInput[];
+}
+
+function baselinesIn(messagesFile: string, records: RequirementRecord[]): Map<string, Baseline> {
   const classification = classifyRun(readMessages(messagesFile), records);
-  return new Map(classification.requirements.map((requirement) => [requirement.id, requirement.status]));
+  return new Map(classification.requirements.map((requirement) => [requirement.id, { status: requirement.status, scenarios: requirement.scenarios }]));
+}
+
+/**
+ * Why a Rule has no subject in this implementation, or null: every scenario
+ * of the Rule that the baseline ran was not-applicable for implementation
+ * forms the adapters do not declare. A scenario belongs to the Rule whose
+ * `Rule:` line is the last one before it (an Examples row lies below its
+ * outline, inside the same Rule).
+ */
+export function formOnlyRule(rule: FeatureRule, rules: readonly FeatureRule[], feature: string, scenarios: readonly ScenarioVerdictInput[]): string | null {
+  const next = rules.map((other) => other.line).filter((line) => line > rule.line);
+  const end = next.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...next);
+  const own = scenarios.filter((scenario) => scenario.uri === feature && scenario.line > rule.line && scenario.line < end);
+  if (own.length === 0 || !own.every((scenario) => scenario.status === 'not-applicable' && onlyForms(scenario.capabilities))) return null;
+  const forms = [...new Set(own.flatMap((scenario) => scenario.capabilities))].join(', ');
+  return `every scenario of the rule is about an implementation form the adapters do not declare (${forms})`;
 }
 
 export async function runSensitivity(options: SensitivityOptions): Promise<SensitivityOutcome> {
@@ -113,29 +144,35 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
   };
   validateFaults(options, rulesOf);
   const records = options.records.map((located) => located.record);
-  const baseline = records.length === 0 ? new Map<string, Status>() : options.baselineMessages !== undefined ? statusesIn(options.baselineMessages, records) : await baselineRun(options, records);
+  const baseline = records.length === 0 ? new Map<string, Baseline>() : options.baselineMessages !== undefined ? baselinesIn(options.baselineMessages, records) : await baselineRun(options, records);
   const requirements: RequirementSensitivity[] = [];
   const unproven: string[] = [];
   const withoutRecipe: string[] = [];
 
   // Every fault run to do, in report order; they may finish in any order.
-  type Planned = { record: RequirementRecord; base: Status; rules: { rule: FeatureRule; recipes: { name: string; job?: number }[] }[] };
+  type Planned = { record: RequirementRecord; base: Status; rules: { rule: FeatureRule; notApplicable: string | null; recipes: { name: string; job?: number }[] }[] };
   const planned: Planned[] = [];
   const jobs: RecipeJob[] = [];
   for (const record of records) {
-    const base = baseline.get(record.id) ?? 'undetermined';
+    const base = baseline.get(record.id)?.status ?? 'undetermined';
+    const scenarios = baseline.get(record.id)?.scenarios ?? [];
     const recipes = record.faults ?? [];
     if (recipes.length === 0 && base !== 'passed') {
       withoutRecipe.push(record.id);
       continue;
     }
-    const rules = rulesOf(record).map((rule) => ({
-      rule,
-      recipes: recipes
-        .filter((recipe) => recipe.rule === rule.title)
-        // Without a passing baseline a failure under the fault proves nothing, so the fault is not run.
-        .map((recipe) => ({ name: recipe.name, ...(base === 'passed' ? { job: jobs.push({ requirement: record.id, feature: record.feature, ruleLine: rule.line, scenarioLines: rule.scenarioLines, fault: recipe.name }) - 1 } : {}) })),
-    }));
+    const featureRules = rulesOf(record);
+    const rules = featureRules.map((rule) => {
+      const notApplicable = base === 'passed' ? formOnlyRule(rule, featureRules, record.feature, scenarios) : null;
+      return {
+        rule,
+        notApplicable,
+        recipes: recipes
+          .filter((recipe) => recipe.rule === rule.title)
+          // Without a passing baseline a failure under the fault proves nothing, and a Rule without a subject here has nothing to fail: the fault is not run.
+          .map((recipe) => ({ name: recipe.name, ...(base === 'passed' && notApplicable === null ? { job: jobs.push({ requirement: record.id, feature: record.feature, ruleLine: rule.line, scenarioLines: rule.scenarioLines, fault: recipe.name }) - 1 } : {}) })),
+      };
+    });
     planned.push({ record, base, rules });
   }
   const describe = (id: string, rule: string, fault: string, result: RecipeResult) =>
@@ -150,14 +187,17 @@ export async function runSensitivity(options: SensitivityOptions): Promise<Sensi
 
   for (const { record, base, rules: plannedRules } of planned) {
     const rules: RuleSensitivity[] = [];
-    for (const { rule, recipes } of plannedRules) {
-      const outcomes: RecipeResult[] = recipes.map((recipe) => (recipe.job === undefined ? { fault: recipe.name, outcome: 'not-run' as const, detail: `baseline ${base}: fault not run` } : (results[recipe.job] as RecipeResult)));
+    for (const { rule, notApplicable, recipes } of plannedRules) {
+      const notRunDetail = base !== 'passed' ? `baseline ${base}: fault not run` : `not applicable: ${notApplicable}; fault not run`;
+      const outcomes: RecipeResult[] = recipes.map((recipe) => (recipe.job === undefined ? { fault: recipe.name, outcome: 'not-run' as const, detail: notRunDetail } : (results[recipe.job] as RecipeResult)));
       for (const outcome of outcomes) if (outcome.outcome === 'not-run') options.onResult?.(describe(record.id, rule.title, outcome.fault, outcome));
-      if (outcomes.length === 0 && base === 'passed') options.onResult?.(`${record.id} rule "${rule.title}": NO fault recipe`);
-      rules.push({ requirement: record.id, section: record.section, rule: rule.title, line: rule.line, recipes: outcomes, detected: outcomes.length > 0 && outcomes.every((r) => r.outcome === 'detected') });
+      if (base === 'passed' && notApplicable !== null) options.onResult?.(`${record.id} rule "${rule.title}": not applicable (${notApplicable})`);
+      else if (outcomes.length === 0 && base === 'passed') options.onResult?.(`${record.id} rule "${rule.title}": NO fault recipe`);
+      rules.push({ requirement: record.id, section: record.section, rule: rule.title, line: rule.line, recipes: outcomes, detected: notApplicable === null && outcomes.length > 0 && outcomes.every((r) => r.outcome === 'detected'), notApplicable });
     }
-    const proven = base === 'passed' && rules.every((rule) => rule.detected);
-    if (base === 'passed' && rules.some((rule) => rule.recipes.length === 0)) unproven.push(record.id);
+    const applicable = rules.filter((rule) => rule.notApplicable === null);
+    const proven = base === 'passed' && applicable.every((rule) => rule.detected);
+    if (base === 'passed' && applicable.some((rule) => rule.recipes.length === 0)) unproven.push(record.id);
     requirements.push({ id: record.id, section: record.section, baseline: base, rules, proven });
   }
   const notRun = requirements.filter((r) => r.baseline !== 'passed').map((r) => r.id);
@@ -173,10 +213,10 @@ async function withSession<T>(options: SensitivityOptions, body: (context: Recip
   return withPreparedParameters(options.worldParameters, options.root, (worldParameters) => body({ root: options.root, imports: options.imports, workDir: options.workDir, worldParameters }));
 }
 
-async function baselineRun(options: SensitivityOptions, records: RequirementRecord[]): Promise<Map<string, Status>> {
+async function baselineRun(options: SensitivityOptions, records: RequirementRecord[]): Promise<Map<string, Baseline>> {
   const messagesFile = join(options.workDir, 'baseline.ndjson');
   await runFeatures({ cwd: options.root, paths: records.map((record) => record.feature), imports: options.imports, parallel: options.parallel, worldParameters: options.worldParameters, messagesFile, progress: 'none' });
-  return statusesIn(messagesFile, records);
+  return baselinesIn(messagesFile, records);
 }
 
 function summarize(requirements: RequirementSensitivity[]): SensitivityResult {
@@ -188,13 +228,15 @@ function summarize(requirements: RequirementSensitivity[]): SensitivityResult {
   for (const requirement of requirements) {
     for (const rule of requirement.rules) {
       for (const recipe of rule.recipes) results.push({ id: requirement.id, rule: rule.rule, fault: recipe.fault, outcome: recipe.outcome, detected: recipe.outcome === 'detected', detail: recipe.detail });
-      rules.push({ id: requirement.id, rule: rule.rule, line: rule.line, recipes: rule.recipes.length, detected: rule.detected });
+      rules.push({ id: requirement.id, rule: rule.rule, line: rule.line, recipes: rule.recipes.length, detected: rule.detected, ...(rule.notApplicable === null ? {} : { notApplicable: rule.notApplicable }) });
     }
     // Only a requirement that passed without faults can show that its faults are noticed.
     if (requirement.baseline !== 'passed') continue;
     const section = perSection[requirement.section] ?? { detected: 0, total: 0 };
     perSection[requirement.section] = section;
-    const own: Detection = { detected: requirement.rules.filter((rule) => rule.detected).length, total: requirement.rules.length };
+    // A Rule without a subject in this implementation is neither detected nor a gap: it is not counted.
+    const applicable = requirement.rules.filter((rule) => rule.notApplicable === null);
+    const own: Detection = { detected: applicable.filter((rule) => rule.detected).length, total: applicable.length };
     perRequirement[requirement.id] = own;
     for (const counts of [section, total]) {
       counts.detected += own.detected;

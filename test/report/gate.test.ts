@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, mock, test } from 'node:test';
 import { InputError, UsageError } from '../../harness/errors.ts';
-import { main } from '../../harness/report/gate.ts';
+import type { SensitivityResult } from '../../harness/report/conformance-json.ts';
+import { main, sensitivityBlockers } from '../../harness/report/gate.ts';
 import { REPORT_FILES, writeReports } from '../../harness/report/write.ts';
 import { fixtureRecords } from './fixtures/run-fixtures.ts';
 import { fixtureRun, tempDir } from './helpers.ts';
@@ -244,5 +245,24 @@ describe('gate', () => {
     assert.match(alone.out, /every selected requirement of profile server, ids SYNC-FIX-007 is about an implementation form/);
     const capability = await gate(['--profile', 'server', '--ids', 'SYNC-FIX-007', '--allow-run-problems']);
     assert.match(capability.out, /gate blocked: 1 of 1 requirements[^\n]*\n {2}SYNC-FIX-007 {2}Needs A Capability\n {6}not-applicable: adapter lacks capability sourceSql/);
+  });
+});
+
+describe('sensitivityBlockers', () => {
+  const requirement = { id: 'SYNC-GAMMA-001' } as Parameters<typeof sensitivityBlockers>[1][number];
+  const result = (rules: SensitivityResult['rules']): SensitivityResult => {
+    const applicable = rules.filter((rule) => rule.notApplicable === undefined);
+    const counts = { detected: applicable.filter((rule) => rule.detected).length, total: applicable.length };
+    return { total: counts, perSection: { Gamma: counts }, perRequirement: { 'SYNC-GAMMA-001': counts }, rules, results: [] };
+  };
+
+  test('a rule not applicable by form does not block; an applicable rule without a detecting recipe still does', () => {
+    const formOnly = { id: 'SYNC-GAMMA-001', rule: 'a binding hands durable work over', line: 9, recipes: 0, detected: false, notApplicable: 'every scenario of the rule is about an implementation form the adapters do not declare (form:react-native-binding)' };
+    const detected = { id: 'SYNC-GAMMA-001', rule: 'a sum is exact', line: 4, recipes: 1, detected: true };
+    assert.deepEqual(sensitivityBlockers(result([detected, formOnly]), [requirement]), []);
+    const undetected = { id: 'SYNC-GAMMA-001', rule: 'a greeting is polite', line: 14, recipes: 0, detected: false };
+    const lines = sensitivityBlockers(result([detected, formOnly, undetected]), [requirement]);
+    assert.equal(lines[0], '  SYNC-GAMMA-001  1 of 2 rules proven');
+    assert.deepEqual(lines.slice(1), ['      "a greeting is polite": no fault recipe']);
   });
 });

@@ -148,3 +148,46 @@ test('fault runs spread over worker threads give the results of one after anothe
   // Each fault run reported once, as it finished.
   assert.equal(lines.length, 3);
 });
+
+test('a rule whose every scenario is about an undeclared implementation form is not applicable, not counted and not run; one applicable scenario keeps a rule held to a recipe', async () => {
+  const binding = (faults: [name: string, rule: string][]) => {
+    const located = record('SYNC-GAMMA-001', 'binding', 'Gamma', faults);
+    located.record.applies_to = ['client'];
+    return located;
+  };
+  const BINDING = 'a binding hands durable work to the native client';
+  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-form-'));
+  // A recipe aimed at the form-only rule is listed as not run; no fault run is made for it.
+  const outcome = await runSensitivity(options([binding([['server:wrong-sum', 'a sum is exact in the client'], ['server:wrong-sum', BINDING]])], workDir));
+  const [requirement] = outcome.requirements;
+  assert.equal(requirement?.baseline, 'passed');
+  assert.deepEqual(
+    requirement?.rules.map((rule) => [rule.rule, rule.recipes.map((f) => f.outcome), rule.detected, rule.notApplicable === null ? null : 'not applicable']),
+    [
+      ['a sum is exact in the client', ['detected'], true, null],
+      [BINDING, ['not-run'], false, 'not applicable'],
+      // One of its two scenarios applies, so the rule still needs a detecting recipe.
+      ['a greeting is polite in every form', [], false, null],
+    ],
+  );
+  assert.match(requirement?.rules[1]?.notApplicable ?? '', /form:react-native-binding/);
+  assert.match(requirement?.rules[1]?.recipes[0]?.detail ?? '', /not applicable/);
+  assert.equal(readdirSync(workDir).filter((name) => name.startsWith('SYNC-GAMMA-001')).length, 1);
+  // Only the two applicable rules count; the greeting rule without a recipe keeps the requirement unproven.
+  assert.deepEqual(outcome.result.perRequirement, { 'SYNC-GAMMA-001': { detected: 1, total: 2 } });
+  assert.deepEqual(outcome.result.total, { detected: 1, total: 2 });
+  assert.equal(requirement?.proven, false);
+  assert.deepEqual(outcome.unproven, ['SYNC-GAMMA-001']);
+  assert.deepEqual(
+    outcome.result.rules.map((rule) => [rule.rule, rule.detected, rule.notApplicable !== undefined]),
+    [
+      ['a sum is exact in the client', true, false],
+      [BINDING, false, true],
+      ['a greeting is polite in every form', false, false],
+    ],
+  );
+  // With a recipe for every applicable rule, the form-only rule does not stand in the way of proof.
+  const proven = await runSensitivity(options([binding([['server:wrong-sum', 'a sum is exact in the client'], ['server:rude-greeting', 'a greeting is polite in every form']])]));
+  assert.deepEqual(proven.result.perRequirement, { 'SYNC-GAMMA-001': { detected: 1, total: 2 } });
+  assert.deepEqual(proven.unproven, []);
+});
