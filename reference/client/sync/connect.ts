@@ -49,7 +49,7 @@ export async function connect(ctx: Ctx): Promise<{ schemaApplied: boolean; respo
   checkSchemaAction(res);
   const response = readResponse('connect-response', res, 'connecting', ctx.clock.now());
   const schema = response.schema;
-  if (schema.action === 'unsupported') {
+  if (schema.action === 'unsupported' && !fault('bound003-continue-unsupported-schema')) { // fault: client:bound003-continue-unsupported-schema
     throw new ClientError('schema', 'schema_unsupported', `the server cannot continue this schema (${schema.reason})`, false, 'schema_reset', { reason: schema.reason });
   }
   let schemaApplied = false;
