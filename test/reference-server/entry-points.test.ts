@@ -114,3 +114,15 @@ test('a user id or body holding dollar-quote tags reaches the entry point unchan
     assert.equal((await calls(h)).at(-1)?.digest, sha256(pushed.text));
   });
 });
+
+test('a refusal whose envelope echoes a \\u0000 escape from the request is answered, not turned into a 500', async () => {
+  await withCaptureServer(env(), NOTES_SQL, async (h) => {
+    const s = await connect(h);
+    const request = { client_id: s.clientId, client_generation: s.generation, platform: 'test', app_version: '1.0.0', protocol_version: 3, schema: { version: 1, hash: '\u0000' }, scope_set_version: 1, known_scopes: {} };
+    const res = await h.post('/sync/connect', request);
+    assert.equal(res.status, 400, res.text);
+    assert.equal((res.json as { error: { code: string } }).error.code, 'invalid_schema_reference');
+    const last = (await calls(h)).at(-1);
+    assert.deepEqual([last?.entry_point, last?.status, last?.error_code, last?.digest], ['connect', 400, 'invalid_schema_reference', sha256(res.text)]);
+  });
+});

@@ -63,7 +63,10 @@ BEGIN
     IF v_status NOT BETWEEN 400 AND 599 THEN
       RAISE EXCEPTION 'the % entry point got status %, neither a success nor an error', p_entry_point, v_status USING ERRCODE = '22023';
     END IF;
-    v_code := (v_body::jsonb) #>> '{error,code}';
+    -- An envelope may echo a \u0000 escape from the request, which PostgreSQL's JSON
+    -- cannot turn into text; swapping it for another six-character escape keeps the
+    -- text valid JSON (even after an escaped backslash) and leaves the code alone.
+    v_code := (replace(v_body, '\u0000', '\u0020')::json) #>> '{error,code}';
     IF v_code IS NULL THEN
       RAISE EXCEPTION 'the % entry point got an error outcome without an error code', p_entry_point USING ERRCODE = '22023';
     END IF;
