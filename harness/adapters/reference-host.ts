@@ -78,8 +78,8 @@ class ServerHost {
     });
   }
 
-  async start(databaseUrl: string, jwtSecret: string): Promise<HostedInstance> {
-    const answer = await this.#request({ start: { databaseUrl, jwtSecret } });
+  async start(databaseUrl: string, jwtSecret: string, workerDatabaseUrl?: string): Promise<HostedInstance> {
+    const answer = await this.#request({ start: { databaseUrl, jwtSecret, ...(workerDatabaseUrl === undefined ? {} : { workerDatabaseUrl }) } });
     const instance = String(answer.instance);
     return {
       baseUrl: String(answer.url),
@@ -110,7 +110,7 @@ onDrain(async () => {
  * Starts an instance in this worker's host for the run's set-up and `faults`
  * (the host is started on first use, and again if it died).
  */
-export function startHostedInstance(serverEntry: string, cwd: string, faults: readonly string[], databaseUrl: string, jwtSecret: string): Promise<HostedInstance> {
+export function startHostedInstance(serverEntry: string, cwd: string, faults: readonly string[], databaseUrl: string, jwtSecret: string, workerDatabaseUrl?: string): Promise<HostedInstance> {
   // A host serves one prepared set-up (its entry and secret) and one set of fault switches.
   const key = JSON.stringify([serverEntry, jwtSecret, [...faults].sort()]);
   let host = hosts.get(key);
@@ -118,5 +118,5 @@ export function startHostedInstance(serverEntry: string, cwd: string, faults: re
     host = new ServerHost(join(serverEntry, '..', 'host.ts'), cwd, faults);
     hosts.set(key, host);
   }
-  return host.start(databaseUrl, jwtSecret);
+  return host.start(databaseUrl, jwtSecret, workerDatabaseUrl);
 }

@@ -36,6 +36,7 @@ import type { DatabaseCrashControl, DatabaseRole, LogsControl, NetworkControl, R
 import type { ReferenceServerSetup, RoleLogin, ServerSetup } from './setup.ts';
 import { unavailable } from './setup.ts';
 import { mintJwt } from './token.ts';
+import { type HbaCluster, workerConnectionControl } from './worker-connections.ts';
 
 export const REFERENCE_SERVER_ENTRY = 'reference/server/main.ts';
 /** Where the reference keeps its cluster module; the first that exists is used. */
@@ -51,6 +52,8 @@ interface Cluster extends Partial<ExtensionCluster> {
   createTemplate(name: string): Promise<unknown>;
   /** Embedded clusters: immediate shutdown and start again (reference/server/db/cluster.ts). */
   restartImmediately?(): Promise<void>;
+  /** The deployment's HBA rules for a worker login (reference/server/db/cluster.ts). */
+  restrictWorkerLogin?: HbaCluster['restrictWorkerLogin'];
   stop(): Promise<void>;
 }
 
@@ -137,9 +140,10 @@ const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 /**
  * The roles `sourceSql.asRole` offers on the reference: a login per runtime
  * group with that group as its only membership, and one in no Synchro group
- * (`public`). The reference has no worker login (decision 205), so
- * `synchro_worker` is not offered. Roles are cluster-wide: created once per
- * run, with a fresh password so a cluster that asks for one accepts it.
+ * (`public`). Roles are cluster-wide: created once per run, with a fresh
+ * password so a cluster that asks for one accepts it. `synchro_worker` is
+ * offered too, as each scenario database's own worker login, which the
+ * server's capture connects as (provisionWorkerLogin, decision 350).
  */
 const ROLE_LOGINS: Partial<Record<DatabaseRole, string>> = {
   synchro_adapter: 'synchro_conformance_adapter_login',
@@ -207,9 +211,10 @@ function databaseEndpoint(url: string): string {
 }
 
 /** Starts `main.ts` in a process of its own (on `port`, or a free one for 0), resolving once it printed its listening line (and, with `network`, once strace observes it). */
-async function startServerProcess(setup: ReferenceServerSetup, url: string, faults: readonly string[], deadlineMs: number, port = 0, network?: ScenarioSetup['network']): Promise<OwnServerProcess> {
+async function startServerProcess(setup: ReferenceServerSetup, database: ScenarioDatabase, faults: readonly string[], deadlineMs: number, port = 0, network?: ScenarioSetup['network']): Promise<OwnServerProcess> {
+  const url = database.url;
   const guard = network === 'database-only' ? ['--import', EGRESS_GUARD] : [];
-  const args = [process.execPath, ...guard, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
+  const args = [process.execPath, ...guard, setup.entry, '--host', '127.0.0.1', '--port', String(port), '--database-url', url, '--worker-database-url', database.workerUrl, '--jwt-secret', setup.jwtSecret, '--test-controls', '--capture'];
   const env = { ...process.env, ...(faults.length > 0 ? { SYNCHRO_FAULTS: faults.join(',') } : {}), ...(network === 'database-only' ? { SYNCHRO_EGRESS_ALLOW: databaseEndpoint(url) } : {}) };
   if (faults.length === 0) delete env.SYNCHRO_FAULTS;
   const child = new OwnedProcess(args, { cwd: projectRoot(setup), env });
@@ -280,10 +285,14 @@ async function attemptStart(setup: ReferenceServerSetup, url: string, faults: re
 /** The database a scenario's server runs on, and how it goes away. */
 interface ScenarioDatabase {
   url: string;
+  /** The same database as its own worker login, which the server's capture worker connects as (decision 350). */
+  workerUrl: string;
   roleLogins: Partial<Record<DatabaseRole, RoleLogin>> | undefined;
   drop(): Promise<void>;
   /** Only for a database in a cluster of its own. */
   crash?: DatabaseCrashControl;
+  /** Where the worker login's HBA rules are written, when the cluster module can (workerConnections). */
+  hba?: HbaCluster;
 }
 
 /**
@@ -306,12 +315,11 @@ async function ownClusterDatabase(setup: ReferenceServerSetup, database: string)
   }
   try {
     await cluster.createTemplate(database);
-    return {
-      url: databaseUrl(cluster.adminUrl, database),
-      roleLogins: await createRoleLogins(cluster.adminUrl),
-      drop: () => cluster.stop(),
-      crash: { restartImmediately: restart, sessionInOtherDatabase: (other) => otherDatabaseSession(cluster.adminUrl, other) },
-    };
+    const url = databaseUrl(cluster.adminUrl, database);
+    // The whole cluster goes at teardown, the worker login with it.
+    const workerUrl = await provisionWorkerLogin(cluster.adminUrl, database);
+    const hba = cluster.restrictWorkerLogin === undefined ? {} : { hba: { restrictWorkerLogin: cluster.restrictWorkerLogin.bind(cluster) } };
+    return { url, workerUrl, roleLogins: await createRoleLogins(cluster.adminUrl), drop: () => cluster.stop(), crash: { restartImmediately: restart, sessionInOtherDatabase: (other) => otherDatabaseSession(cluster.adminUrl, other) }, ...hba };
   } catch (error) {
     await cluster.stop().catch(() => {});
     throw error;
@@ -338,18 +346,72 @@ async function otherDatabaseSession(adminUrl: string, name: string): Promise<Sou
   };
 }
 
+/** The worker login of one scenario database: cluster-wide, so named after the database (as the cluster module names it). */
+function workerLoginOf(database: string): string {
+  return `${database.slice(0, 56)}_worker`;
+}
+
+/**
+ * What a deployment provisions for the capture worker (SYNC-OPS-002): one
+ * login, LOGIN REPLICATION NOINHERIT with nothing else, member of
+ * synchro_worker only, with a password of its own (a cluster that asks for
+ * one gets it). It may log a running-transactions record, which keeps the
+ * slot's restart point moving under load (worker.ts, nudgeRestartPoint): a
+ * grant on a system function, not a Synchro one. Returns the database's URL
+ * as that login.
+ */
+async function provisionWorkerLogin(adminUrl: string, database: string): Promise<string> {
+  const login = workerLoginOf(database);
+  const password = randomBytes(18).toString('hex');
+  // Function privileges live in the database's own catalog: granted there, and gone with it. The login and
+  // the setting that names it as this database's worker login (the 005 sheet's synchro.worker_login, which
+  // readiness compares with) appear in one transaction: concurrent scenarios' readiness never sees a
+  // replication login that no database configures.
+  await admin(databaseUrl(adminUrl, database), (client) =>
+    client.query(
+      [
+        'BEGIN',
+        `CREATE ROLE ${quoteIdent(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD '${password}' IN ROLE synchro_worker`,
+        `GRANT EXECUTE ON FUNCTION pg_catalog.pg_log_standby_snapshot() TO ${quoteIdent(login)}`,
+        `ALTER DATABASE ${quoteIdent(database)} SET synchro.worker_login = '${login}'`,
+        'COMMIT',
+      ].join('; '),
+    ),
+  );
+  const url = new URL(databaseUrl(adminUrl, database));
+  url.username = login;
+  url.password = password;
+  return url.toString();
+}
+
+/** Takes REPLICATION from `login` if it exists (a teardown after a failed provisioning finds none). */
+async function dropReplication(client: pg.Client, login: string): Promise<void> {
+  if ((await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [login])).rowCount !== 0) await client.query(`ALTER ROLE ${quoteIdent(login)} NOREPLICATION`);
+}
+
 /** A fresh clone of the run's template in the run's shared cluster. */
 async function sharedClusterDatabase(setup: ReferenceServerSetup, database: string): Promise<ScenarioDatabase> {
   const cluster = setup.cluster;
   if (!cluster) throw new Error('the reference server setup has no database cluster');
   await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
-  // The capture worker's logical slot pins the database, so it goes first.
-  const drop = () =>
-    admin(cluster.adminUrl, async (client) => {
+  // The capture worker's logical slot pins the database, so it goes first; the worker login (cluster-wide) goes with the database.
+  const attached = cluster.module === undefined ? undefined : attachedCluster(cluster.module, cluster.adminUrl);
+  // The cluster module drops the same and also removes the worker login's HBA file (workerConnections).
+  const drop = async () =>
+    attached !== undefined ? attached.dropDatabase(database) : admin(cluster.adminUrl, async (client) => {
       await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active', [database]);
+      // The login stops being a replication principal before the setting that names it goes with the database.
+      await dropReplication(client, workerLoginOf(database));
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
+      await client.query(`DROP ROLE IF EXISTS ${quoteIdent(workerLoginOf(database))}`);
     });
-  return { url: databaseUrl(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop };
+  try {
+    const hba = attached === undefined ? {} : { hba: attached };
+    return { url: databaseUrl(cluster.adminUrl, database), workerUrl: await provisionWorkerLogin(cluster.adminUrl, database), roleLogins: cluster.roleLogins, drop, ...hba };
+  } catch (error) {
+    await drop().catch(() => {});
+    throw error;
+  }
 }
 
 /** One scenario's reference server on a fresh clone of the template (or, when asked, in a cluster of its own). */
@@ -362,8 +424,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
   let own: OwnServerProcess | undefined;
   try {
     // A database that will crash gets a server process of its own: a shared host would lose every server in it if one mishandled the crash.
-    if (scenario.ownProcess === true || scenario.network !== undefined || crash !== undefined) own = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, 0, scenario.network);
-    started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret));
+    if (scenario.ownProcess === true || scenario.network !== undefined || crash !== undefined) own = await startServerProcess(setup, scenarioDatabase, scenario.faults, scenario.deadlineMs, 0, scenario.network);
+    started = own ?? (await startHostedInstance(setup.entry, projectRoot(setup), scenario.faults, url, setup.jwtSecret, scenarioDatabase.workerUrl));
   } catch (error) {
     await dropDatabase().catch(() => {});
     throw error;
@@ -376,7 +438,8 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
       token: (userId) => mintJwt({ secret: setup.jwtSecret }, userId),
       capabilities: setup.capabilities,
       databaseUrl: url,
-      roleDatabaseUrls: roleDatabaseUrls(url, scenarioDatabase.roleLogins),
+      // The worker login is the one the server's capture connects as (decision 350).
+      roleDatabaseUrls: { ...roleDatabaseUrls(url, scenarioDatabase.roleLogins), synchro_worker: scenarioDatabase.workerUrl },
       controlUrl: controlUrlOf(started.baseUrl),
       controls: setup.controls ?? (await discoverControls(controlUrlOf(started.baseUrl))),
     });
@@ -391,7 +454,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
   // Killing and restarting the server, and watching its network, act on the process this adapter
   // started, not on the server's state: they stay with the process management here, outside the
   // control protocol (docs/adapters.md, "What stays with the adapter").
-  const ownProcess = own === undefined ? undefined : ownProcessControls(setup, scenario, url, own, adapter, (next) => {
+  const ownProcess = own === undefined ? undefined : ownProcessControls(setup, scenario, scenarioDatabase, own, adapter, (next) => {
     started = next;
   });
   let closed = false;
@@ -402,6 +465,7 @@ export async function openReferenceServer(setup: ReferenceServerSetup, scenario:
     ...(ownProcess?.network ? { network: ownProcess.network } : {}),
     ...(ownProcess?.logs ? { logs: ownProcess.logs } : {}),
     ...(crash === undefined ? {} : { database: crash }),
+    ...(scenarioDatabase.hba === undefined ? {} : { workerConnections: workerConnectionControl(scenarioDatabase.hba, scenarioDatabase.workerUrl, scenario.faults) }),
     ...(extension ? { extension } : {}),
     attemptStart: (settings, deadlineMs) => attemptStart(setup, url, scenario.faults, settings, deadlineMs),
     async close() {
@@ -430,15 +494,16 @@ export function referenceServerAlive(server: ServerAdapter): boolean {
  * existing server, never stopped from here), on first use only: most
  * scenarios never ask for a clean extension database.
  */
-function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster {
-  let attaching: Promise<ExtensionCluster> | undefined;
+function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster & HbaCluster {
+  let attaching: Promise<ExtensionCluster & HbaCluster> | undefined;
   const attach = () => {
     attaching ??= (async () => {
       const module = (await import(pathToFileURL(modulePath).href)) as ClusterModule;
       if (typeof module.startCluster !== 'function') throw new Error(`${modulePath} does not export startCluster()`);
       const cluster = await module.startCluster({ DATABASE_URL: adminUrl });
       if (!offersExtension(cluster)) throw new Error(`${modulePath} does not package an extension`);
-      return cluster;
+      if (cluster.restrictWorkerLogin === undefined) throw new Error(`${modulePath} writes no HBA rules for a worker login`);
+      return cluster as typeof cluster & HbaCluster;
     })();
     return attaching;
   };
@@ -448,6 +513,7 @@ function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster
     provisionRoles: async (database) => (await attach()).provisionRoles(database),
     extensionPackage: async (faults) => (await attach()).extensionPackage(faults),
     dropDatabase: async (name) => (await attach()).dropDatabase(name),
+    restrictWorkerLogin: async (database, login, password, faults) => (await attach()).restrictWorkerLogin(database, login, password, faults),
   };
 }
 
@@ -458,7 +524,7 @@ function attachedCluster(modulePath: string, adminUrl: string): ExtensionCluster
  * restart, the new process's lines are read through the control protocol
  * from its first line on.
  */
-function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup, url: string, first: OwnServerProcess, adapter: ServerAdapter, replaced: (next: OwnServerProcess) => void): { process: NonNullable<ServerAdapter['process']>; network?: NetworkControl; logs?: LogsControl } {
+function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup, database: ScenarioDatabase, first: OwnServerProcess, adapter: ServerAdapter, replaced: (next: OwnServerProcess) => void): { process: NonNullable<ServerAdapter['process']>; network?: NetworkControl; logs?: LogsControl } {
   let current = first;
   let earlierLogs = '';
   let currentLogs: LogsControl | undefined = adapter.logs;
@@ -476,7 +542,7 @@ function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup
       await previous.kill();
       earlierLogs += previous.stderr();
       // The same address, so the proxy and every client keep reaching it.
-      current = await startServerProcess(setup, url, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
+      current = await startServerProcess(setup, database, scenario.faults, scenario.deadlineMs, Number(new URL(previous.baseUrl).port), scenario.network);
       replaced(current);
       killed = false;
       if (currentLogs !== undefined && setup.controls !== undefined) {
@@ -489,7 +555,7 @@ function ownProcessControls(setup: ReferenceServerSetup, scenario: ScenarioSetup
     scenario.network === undefined
       ? undefined
       : {
-          databaseEndpoints: [databaseEndpoint(url)],
+          databaseEndpoints: [databaseEndpoint(database.url)],
           egress: scenario.network === 'database-only' ? 'database-only' : 'open',
           activity: (from, until, deadlineMs) => {
             const observer = current.observer;

@@ -476,6 +476,28 @@ export interface DatabaseCrashControl {
   sessionInOtherDatabase?(database: string): Promise<SourceSqlSession>;
 }
 
+/** One external connection tried under the worker login: its kind, the secret offered, the database and the transport. */
+export interface WorkerConnectionAttempt {
+  kind: 'sql' | 'replication';
+  secret: 'managed' | 'wrong' | 'none';
+  /** `configured`: the server's own database; otherwise a database name. */
+  database: 'configured' | { name: string };
+  transport: 'tcp' | 'local-socket';
+}
+
+export type WorkerConnectionOutcome = { connected: true } | { connected: false; sqlstate: string | undefined; message: string };
+
+/**
+ * External connections under the worker login (SYNC-OPS-002): the adapter
+ * knows the deployment-managed credential and applies the deployment's HBA
+ * rules for that login; the harness only learns whether each attempt got in.
+ * A connection that gets in runs one statement (`SELECT 1`, or
+ * `IDENTIFY_SYSTEM` on a replication connection) before it is closed.
+ */
+export interface WorkerConnectionControl {
+  attempt(attempt: WorkerConnectionAttempt): Promise<WorkerConnectionOutcome>;
+}
+
 /**
  * The network peers of the server's own process, observed from outside it
  * (the reference adapter attaches strace to the process). Offered only when
@@ -535,6 +557,8 @@ export interface ServerAdapter {
   process?: ServerProcessControl;
   /** Present when the scenario's database runs in a cluster of its own (`ScenarioSetup.ownDatabase`). */
   database?: DatabaseCrashControl;
+  /** Optional: external connections under the server's worker login, through the deployment's HBA rules (SYNC-OPS-002). */
+  workerConnections?: WorkerConnectionControl;
   /**
    * Optional: starts another server of the same build on the scenario's
    * database with the given settings (by their command-line names, e.g.

@@ -54,6 +54,12 @@ export interface StartOptions {
   /** Run the WAL capture worker in this process. */
   capture?: boolean;
   /**
+   * The capture worker's own login (LOGIN REPLICATION NOINHERIT, member of
+   * synchro_worker only), as a URL to the same database: every capture session
+   * then connects as it (decision 350). Absent: capture uses `databaseUrl`.
+   */
+  workerDatabaseUrl?: string;
+  /**
    * Give this instance a clock of its own, so its test controls move only its
    * time (several instances share one process in the harness's server host);
    * otherwise it reads the process clock.
@@ -126,7 +132,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     pool.on('error', () => undefined);
     let capture: CaptureWorker | undefined;
     if (options.capture === true) {
-      capture = new CaptureWorker({ databaseUrl: options.databaseUrl, log });
+      capture = new CaptureWorker({ databaseUrl: options.databaseUrl, ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }), log });
       await capture.start();
     }
     const bootstrap = capture === undefined ? undefined : new ProjectionBootstrapCoordinator(options.databaseUrl, capture, log);

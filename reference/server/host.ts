@@ -11,6 +11,7 @@
  * stdout with the same `id`:
  *
  *   {"id":1,"start":{"databaseUrl":"…","jwtSecret":"…"}}  ->  {"id":1,"instance":"i1","url":"http://127.0.0.1:…"}
+ *     (optionally "workerDatabaseUrl": the capture worker's own login)
  *   {"id":2,"stop":"i1"}                                  ->  {"id":2,"stopped":"i1"}
  *   a failure                                             ->  {"id":…,"error":"…"}
  *
@@ -25,6 +26,8 @@ import { type RunningServer, startServer } from './app.ts';
 interface StartCommand {
   databaseUrl: string;
   jwtSecret: string;
+  /** The capture worker's own login to the same database (decision 350). */
+  workerDatabaseUrl?: string;
 }
 
 type Command = { id: number; start: StartCommand } | { id: number; stop: string };
@@ -41,7 +44,8 @@ async function run(command: Command): Promise<Record<string, unknown>> {
     started += 1;
     const instance = `i${started}`;
     const log = (line: string) => process.stderr.write(`[${instance}] ${line}\n`);
-    const server = await startServer({ databaseUrl: command.start.databaseUrl, jwtSecret: command.start.jwtSecret, host: '127.0.0.1', port: 0, log, testControls: true, capture: true, ownClock: true });
+    const worker = command.start.workerDatabaseUrl === undefined ? {} : { workerDatabaseUrl: command.start.workerDatabaseUrl };
+    const server = await startServer({ databaseUrl: command.start.databaseUrl, jwtSecret: command.start.jwtSecret, host: '127.0.0.1', port: 0, log, testControls: true, capture: true, ownClock: true, ...worker });
     instances.set(instance, server);
     return { instance, url: server.url };
   }

@@ -60,6 +60,8 @@ async function main(): Promise<void> {
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '0' },
       'database-url': { type: 'string' },
+      // The capture worker's own login to the same database (LOGIN REPLICATION NOINHERIT, in synchro_worker only).
+      'worker-database-url': { type: 'string' },
       'jwt-secret': { type: 'string' },
       'test-controls': { type: 'boolean', default: false },
       demo: { type: 'boolean', default: false },
@@ -112,6 +114,7 @@ async function main(): Promise<void> {
     capture: values.capture || cluster !== undefined,
     connectionLimits,
     resettable: values.resettable,
+    ...(values['worker-database-url'] !== undefined ? { workerDatabaseUrl: values['worker-database-url'] } : {}),
     ...(admissionLimits !== undefined ? { admissionLimits } : {}),
   });
   const output = startupOutput({

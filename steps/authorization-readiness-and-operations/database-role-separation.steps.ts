@@ -7,6 +7,9 @@
  */
 import { Then, When } from '@cucumber/cucumber';
 import { inspectRows } from '../support/capture/inspection.ts';
+import type { WorkerConnectionOutcome } from '../../harness/adapters/server.ts';
+import { clusterOfItsOwnPhrase } from '../support/database-crash/index.ts';
+import { undeterminedWithout } from '../support/optional-controls.ts';
 import { lastRoleOutcome, rememberOutcome, runAsRole } from '../support/database-roles/as-role.ts';
 import type { SyncWorld } from '../support/world.ts';
 
@@ -130,10 +133,24 @@ Then('server inspection shows exactly one membership of the worker login, in {st
   return undefined;
 });
 
+/**
+ * Replication-capable logins besides `login`. A login that ANOTHER database
+ * of the cluster configures as its own worker login (the 005 sheet's setting
+ * `synchro.worker_login`, set per database) is that database's principal:
+ * a cluster shared by several configured databases (the harness's run
+ * cluster, one database per scenario) holds one such login each. With one
+ * configured database this is every other non-superuser replication login.
+ */
+const OTHER_REPLICATION_LOGINS = `SELECT o.rolname FROM pg_roles o
+  WHERE o.rolcanlogin AND o.rolreplication AND NOT o.rolsuper AND o.rolname <> $1
+    AND NOT EXISTS (SELECT 1 FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+                     WHERE s.setrole = 0 AND d.datname <> current_database() AND ('synchro.worker_login=' || o.rolname) = ANY (s.setconfig))
+  ORDER BY 1`;
+
 Then('server inspection shows no other non-superuser login with rolreplication true', async function (this: SyncWorld) {
   const login = await workerLogin(this);
   if (login === 'skipped') return 'skipped';
-  const rows = await inspectRows<{ rolname: string }>(this, 'SELECT rolname FROM pg_roles WHERE rolcanlogin AND rolreplication AND NOT rolsuper AND rolname <> $1', [login]);
+  const rows = await inspectRows<{ rolname: string }>(this, OTHER_REPLICATION_LOGINS, [login]);
   this.assert.equal(rows.map((r) => r.rolname), [], `non-superuser replication logins other than the worker login ${login}`);
   return undefined;
 });
@@ -148,4 +165,84 @@ When(/^the worker login runs(, without SET ROLE)?:$/, async function (this: Sync
 Then('the statement run as the worker login succeeds', function (this: SyncWorld) {
   const outcome = lastRoleOutcome(this);
   this.assert.ok(outcome.ok, `the statement run as login "${outcome.login}" failed${outcome.ok ? '' : `: ${outcome.sqlstate} ${outcome.message}`}`);
+});
+
+/** The scenario's source database as the operator (superuser SQL through the adapter's `sourceSql`). */
+async function operatorSql(world: SyncWorld): Promise<NonNullable<Awaited<ReturnType<SyncWorld['readyServer']>>['sourceSql']>> {
+  const server = await world.readyServer();
+  if (server.sourceSql === undefined) throw new Error(`server adapter "${server.id}" has no sourceSql capability to change database roles`);
+  return server.sourceSql;
+}
+
+const quoteRole = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+// A LOGIN REPLICATION role is cluster-wide: made in the run's shared cluster it would be a second
+// principal of every concurrent scenario's database. The scenario gets a cluster of its own.
+clusterOfItsOwnPhrase(/^the operator creates a login "[^"]+" with LOGIN REPLICATION$/);
+
+When('the operator creates a login {string} with LOGIN REPLICATION', async function (this: SyncWorld, login: string) {
+  await (await operatorSql(this)).query(`CREATE ROLE ${quoteRole(login)} LOGIN REPLICATION`);
+});
+
+When('the operator drops login {string}', async function (this: SyncWorld, login: string) {
+  await (await operatorSql(this)).query(`DROP ROLE ${quoteRole(login)}`);
+});
+
+/** What each defect of the feature's worker-login outline does to the login, as an operator would. */
+const WORKER_LOGIN_DEFECTS: Array<[RegExp, (login: string, match: RegExpMatchArray) => string]> = [
+  [/^inherits privileges$/, (login) => `ALTER ROLE ${quoteRole(login)} INHERIT`],
+  [/^is also a member of "([a-z_]+)"$/, (login, match) => `GRANT ${quoteRole(match[1] as string)} TO ${quoteRole(login)}`],
+  [/^loses its REPLICATION attribute$/, (login) => `ALTER ROLE ${quoteRole(login)} NOREPLICATION`],
+];
+
+When(/^the operator changes the worker login so that it (.+)$/, async function (this: SyncWorld, defect: string) {
+  const login = await workerLogin(this);
+  if (login === 'skipped') return 'skipped';
+  for (const [pattern, statement] of WORKER_LOGIN_DEFECTS) {
+    const match = defect.match(pattern);
+    if (match !== null) {
+      await (await operatorSql(this)).query(statement(login, match));
+      return undefined;
+    }
+  }
+  throw new Error(`no known change of the worker login makes it "${defect}" (known: ${WORKER_LOGIN_DEFECTS.map(([p]) => p.source).join(', ')})`);
+});
+
+/** The outcome of the last external connection a scenario tried under the worker login. */
+const lastConnection = new WeakMap<SyncWorld, WorkerConnectionOutcome>();
+
+When(
+  /^the harness opens a (SQL|replication) connection as the worker login (with a wrong password|with the managed password|without a password) (to the configured database|to database "[^"]+"|over the local socket)$/,
+  async function (this: SyncWorld, kind: string, secret: string, target: string) {
+    const database = target.match(/^to database "([^"]+)"$/)?.[1];
+    const server = await this.readyServer();
+    if (server.workerConnections === undefined) {
+      return undeterminedWithout(this, `server adapter "${server.id}" cannot open external connections under its worker login (optional workerConnections, docs/adapters.md)`);
+    }
+    const outcome = await server.workerConnections.attempt({
+      kind: kind === 'SQL' ? 'sql' : 'replication',
+      secret: secret === 'with the managed password' ? 'managed' : secret === 'with a wrong password' ? 'wrong' : 'none',
+      database: database === undefined ? 'configured' : { name: database },
+      transport: target === 'over the local socket' ? 'local-socket' : 'tcp',
+    });
+    lastConnection.set(this, outcome);
+    return undefined;
+  },
+);
+
+function connectionOutcome(world: SyncWorld): WorkerConnectionOutcome {
+  const outcome = lastConnection.get(world);
+  if (outcome === undefined) throw new Error('no connection was tried as the worker login in this scenario');
+  return outcome;
+}
+
+Then('the connection is refused by authentication', function (this: SyncWorld) {
+  const outcome = connectionOutcome(this);
+  // Class 28: the server's HBA rules or its authentication turned the connection away (not a network failure).
+  this.assert.equal(outcome.connected ? 'connected' : (outcome.sqlstate ?? `no SQLSTATE: ${outcome.message}`).slice(0, 2), '28', `the worker-login connection${outcome.connected ? ' got in' : `: ${outcome.sqlstate} ${outcome.message}`}`);
+});
+
+Then('the connection succeeds', function (this: SyncWorld) {
+  const outcome = connectionOutcome(this);
+  this.assert.ok(outcome.connected, `the worker-login connection was refused${outcome.connected ? '' : `: ${outcome.sqlstate} ${outcome.message}`}`);
 });

@@ -112,7 +112,9 @@ export async function freshServer(env: Env, setupSql: string, options: { capture
   await sql.query(setupSql);
   // SYNCHRO_TEST_LOG=1 shows the server's log lines (codes only) while debugging a test.
   const log = process.env.SYNCHRO_TEST_LOG === '1' ? (line: string) => process.stderr.write(`${line}\n`) : () => undefined;
-  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log, capture: options.capture === true, ...options.start });
+  // SYNCHRO_TEST_WORKER_LOGIN=1 runs capture as the database's own worker login (decision 350).
+  const worker = process.env.SYNCHRO_TEST_WORKER_LOGIN === '1' && options.capture === true ? { workerDatabaseUrl: await workerLoginUrl(env.cluster, name) } : {};
+  const server = await startServer({ databaseUrl: url, jwtSecret: SECRET, log, capture: options.capture === true, ...worker, ...options.start });
   const token = (user = 'u1') => mintToken(user, secretKey(SECRET));
   const h: Harness = {
     url,
@@ -135,6 +137,14 @@ export async function freshServer(env: Env, setupSql: string, options: { capture
     },
   };
   return h;
+}
+
+/** A worker login for `database` (LOGIN REPLICATION NOINHERIT, in synchro_worker only), as a URL to it; dropped with the database. */
+export async function workerLoginUrl(cluster: Cluster, database: string): Promise<string> {
+  const { workerLogin } = await cluster.provisionRoles(database);
+  const url = new URL(cluster.urlFor(database));
+  url.username = workerLogin;
+  return url.toString();
 }
 
 export const NOTES_SQL = `

@@ -70,8 +70,9 @@ async function callImpact(db: ClientBase, rule: ImpactRule, source: RegisteredTa
     const values = [populateInput(source, oldImage), populateInput(source, newImage)];
     // The images are built as the worker; only the function call itself runs as its owner.
     const { rows: images } = await db.query<{ o: string | null; n: string | null }>(`SELECT (${image(1)})::text AS o, (${image(2)})::text AS n`, values);
-    const call = () => db.query(`SELECT r.table_id, r.pk_type, r.pk_value FROM ${rule.impactFunction}($1::jsonb, $2::jsonb) AS r`, [images[0]?.o ?? null, images[0]?.n ?? null]);
-    rows = (await asFunctionOwner(db, rule.impactOwner, call)).rows;
+    const call = () => db.query(`SELECT r.table_id, r.pk_type, r.pk_value FROM ${rule.impactCall ?? rule.impactFunction}($1::jsonb, $2::jsonb) AS r`, [images[0]?.o ?? null, images[0]?.n ?? null]);
+    // A forwarder already runs as the owner.
+    rows = (rule.impactCall === undefined ? await asFunctionOwner(db, rule.impactOwner, call) : await call()).rows;
   } catch {
     throw new CaptureFailure('scope_evaluation_failed', 'the impact function failed', target.def.tableId);
   }

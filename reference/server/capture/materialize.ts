@@ -156,10 +156,11 @@ async function memberships(db: ClientBase, t: RegisteredTable, pkTexts: string[]
     // Rows come back key by key in input order, each key's scopes in the order the function gave them.
     const call = () =>
       db.query<{ n: number; s: unknown }>(
-        `SELECT u.n::int AS n, s::text AS s FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) CROSS JOIN LATERAL ${fault('cap009-membership-function-by-bare-name') ? t.membershipFunction?.split('.').pop() : t.membershipFunction}(u.k::${pkSql}) AS s`, // fault: server:cap009-membership-function-by-bare-name
+        `SELECT u.n::int AS n, s::text AS s FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) CROSS JOIN LATERAL ${t.membershipCall ?? t.membershipFunction}(u.k::${pkSql}) AS s`,
         [pkTexts],
       );
-    rows = (t.membershipOwner ? await asFunctionOwner(db, t.membershipOwner, call) : await call()).rows;
+    // A forwarder already runs as the owner.
+    rows = (t.membershipOwner && t.membershipCall === undefined ? await asFunctionOwner(db, t.membershipOwner, call) : await call()).rows;
   } catch (error) {
     if (fault('ops005-membership-error-stored-raw')) throw new CaptureFailure('scope_evaluation_failed', String((error as Error).message), t.def.tableId); // fault: server:ops005-membership-error-stored-raw
     throw new CaptureFailure('scope_evaluation_failed', 'the membership function failed', t.def.tableId);

@@ -14,6 +14,8 @@ export interface RegisteredTable {
   membershipFunction: string | null;
   /** Role the membership function runs as: its owner (owner-role.ts). */
   membershipOwner?: string | null;
+  /** What to call instead, already running as the owner: its forwarder when capture runs as the worker login (owner-calls.ts). */
+  membershipCall?: string;
   maxScopeFanout: number;
   /** Dependencies that watch this relation: its changes re-evaluate their target rows (impact.ts). */
   impacts?: ImpactRule[];
@@ -26,5 +28,7 @@ export interface ImpactRule {
   impactFunction: string;
   /** Role the impact function runs as: its owner (owner-role.ts). */
   impactOwner: string;
+  /** What to call instead, already running as the owner: its forwarder when capture runs as the worker login (owner-calls.ts). */
+  impactCall?: string;
   maxImpactRows: number;
 }

@@ -27,7 +27,8 @@ import { loadTables, registrySources } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { materializeTransaction } from './materialize.ts';
 import { readPollStart } from './poll-start.ts';
-import type { RegisteredTable } from './registered-table.ts';
+import { ensureForwarders, forwarderOf, type OwnerCall } from './owner-calls.ts';
+import type { ImpactRule, RegisteredTable } from './registered-table.ts';
 import { RegistryTimeline } from './registry-generations.ts';
 import { forceRebuildOfRebaselinedScopes, readRowEvents } from './relation-rebinding.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
@@ -83,8 +84,18 @@ export interface CaptureStatus {
 
 export class CaptureWorker implements CaptureHandle {
   private readonly databaseUrl: string;
+  /**
+   * The worker's own login (SYNC-OPS-002, decision 350), when the deployment
+   * configured one: its SQL sessions then run `SET ROLE synchro_worker` before
+   * anything else, and the slot is used on a session of the login itself,
+   * whose REPLICATION attribute authorizes it. Without one, every capture
+   * session is the server's own, as before.
+   */
+  private readonly workerUrl: string | undefined;
   private readonly log: (line: string) => void;
   private db: pg.Client | undefined;
+  /** Where slot functions run: the worker login's session without SET ROLE, or `db` when there is no worker login. */
+  private slotDb: pg.Client | undefined;
   private listener: pg.Client | undefined;
   private slot = '';
   private generation = '';
@@ -118,24 +129,65 @@ export class CaptureWorker implements CaptureHandle {
   /** The operator's stream reset this server drives (its session stays open between held phases). */
   private resetOperator: StreamResetOperator | undefined;
 
-  constructor(options: { databaseUrl: string; log: (line: string) => void }) {
+  constructor(options: { databaseUrl: string; workerUrl?: string; log: (line: string) => void }) {
     this.databaseUrl = options.databaseUrl;
+    this.workerUrl = options.workerUrl;
     this.log = options.log;
+  }
+
+  /** A capture SQL session: as the worker login with `SET ROLE synchro_worker` first, or the server's own. */
+  private async sqlSession(applicationName?: string): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.workerUrl ?? this.databaseUrl, ...(applicationName === undefined ? {} : { application_name: applicationName }) });
+    // A session ended from outside (a dropped database, a restart) fails the query in hand; unlistened, it would end the process.
+    client.on('error', () => undefined);
+    await client.connect();
+    if (this.workerUrl !== undefined) await client.query('SET ROLE synchro_worker');
+    return client;
+  }
+
+  /**
+   * Set-up that needs the installer's authority, not the worker's: the
+   * publication (its tables must be owned by whoever alters it) and dropping
+   * the slots of interrupted resets. Done on the server's own session when the
+   * worker runs as its login, else on the worker's session as before.
+   */
+  private async withSetupSession(work: (db: pg.Client) => Promise<void>): Promise<void> {
+    if (this.workerUrl === undefined) return work(this.db as pg.Client);
+    const admin = new pg.Client({ connectionString: this.databaseUrl });
+    admin.on('error', () => undefined);
+    await admin.connect();
+    try {
+      await work(admin);
+    } finally {
+      await admin.end();
+    }
   }
 
   async start(): Promise<void> {
     this.relations.clear();
-    const db = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture' });
+    const db = new pg.Client({ connectionString: this.workerUrl ?? this.databaseUrl, application_name: 'synchro-capture' });
     await db.connect();
     db.on('error', () => {
       this.sessionLost = true;
     });
     this.db = db;
-    await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
+    // The worker login holds nothing of its own (NOINHERIT): its role comes first, in the same round trip.
+    await db.query(`${this.workerUrl === undefined ? '' : 'SET ROLE synchro_worker; '}SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3`);
+    if (this.workerUrl === undefined) this.slotDb = db;
+    else {
+      const slotDb = new pg.Client({ connectionString: this.workerUrl, application_name: 'synchro-capture-slot' });
+      await slotDb.connect();
+      slotDb.on('error', () => {
+        this.sessionLost = true;
+      });
+      this.slotDb = slotDb;
+    }
     const { rows } = await db.query<{ oid: string }>('SELECT oid::text FROM pg_database WHERE datname = current_database()');
     this.slot = `synchro_capture_${rows[0]?.oid}`;
-    await this.ensurePublication();
-    await discardInterruptedResets(db);
+    await this.withSetupSession(async (setup) => {
+      await this.ensurePublication(setup);
+      await discardInterruptedResets(setup);
+    });
     try {
       await this.ensureSlot();
     } catch (e) {
@@ -149,9 +201,7 @@ export class CaptureWorker implements CaptureHandle {
     }
     await this.registryTimeline.start(db, this.generation);
     await db.query("INSERT INTO synchro.wal_worker_state VALUES (true, 'running', now()) ON CONFLICT (singleton) DO UPDATE SET state = 'running', heartbeat_at = now()");
-    const listener = new pg.Client({ connectionString: this.databaseUrl, application_name: 'synchro-capture-listen' });
-    await listener.connect();
-    listener.on('error', () => undefined);
+    const listener = await this.sqlSession('synchro-capture-listen');
     listener.on('notification', () => this.kick());
     await listener.query(`LISTEN ${CHANNEL}`);
     this.listener = listener;
@@ -162,8 +212,7 @@ export class CaptureWorker implements CaptureHandle {
   }
 
   /** The publication lists exactly the active registered relations. */
-  private async ensurePublication(): Promise<void> {
-    const db = this.db as pg.Client;
+  private async ensurePublication(db: pg.Client): Promise<void> {
     if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION} WITH (publish_via_partition_root = true)`);
     const wanted = new Set(
       // By stored OID, and only while it still names the registered table: a same-named table created
@@ -203,17 +252,20 @@ export class CaptureWorker implements CaptureHandle {
     )).rows[0];
     if (progress === undefined) {
       if (slot !== undefined) throw new Error('a capture slot exists without a recorded stream generation; refusing to adopt it');
-      const created = await db.query<{ lsn: string }>("SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput')", [this.slot]);
+      const created = await (this.slotDb as pg.Client).query<{ lsn: string }>("SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput')", [this.slot]);
       const start = created.rows[0]?.lsn as string;
       this.generation = randomUUID();
       await db.query(
         'INSERT INTO synchro.wal_progress (stream_generation, slot_name, generation_start_lsn, processed_end_lsn, acknowledged_end_lsn) VALUES ($1, $2, $3, $3, $3)',
         [this.generation, this.slot, start],
       );
-      // Rows present before the slot existed enter the stream as baseline messages.
-      await db.query('BEGIN');
-      await db.query('SELECT synchro.capture_baseline(table_id) FROM synchro.relations WHERE active ORDER BY table_id COLLATE "C"');
-      await db.query('COMMIT');
+      // Rows present before the slot existed enter the stream as baseline messages; the baseline reads
+      // every registered relation, which is the installer's authority, not the worker's.
+      await this.withSetupSession(async (setup) => {
+        await setup.query('BEGIN');
+        await setup.query('SELECT synchro.capture_baseline(table_id) FROM synchro.relations WHERE active ORDER BY table_id COLLATE "C"');
+        await setup.query('COMMIT');
+      });
       return;
     }
     this.generation = progress.stream_generation;
@@ -225,7 +277,7 @@ export class CaptureWorker implements CaptureHandle {
     // was released that nothing materialized (a slot advanced by someone else, or re-created under the name).
     if ((confirmed < parseLsn(progress.generation_start_lsn) || confirmed > processed) && !fault('cap005-adopt-slot-outside-stream')) throw new SlotRefused('the capture slot is outside the recorded stream'); // fault: server:cap005-adopt-slot-outside-stream
     // A slot advance is not crash-durable: catch the slot up to the acknowledgement, or adopt a slot already ahead.
-    if (confirmed < ack) await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, progress.acknowledged_end_lsn]);
+    if (confirmed < ack) await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, progress.acknowledged_end_lsn]);
     else if (confirmed > ack) await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1', [slot.confirmed]);
   }
 
@@ -271,10 +323,12 @@ export class CaptureWorker implements CaptureHandle {
     const { rows } = await db.query<{ table_id: string; kind: RegistrationKind; oid: number; physical_schema: string; physical_relation: string; membership_function: string | null; owner: string | null; max_scope_fanout: number }>(
       `SELECT r.table_id, r.kind, r.physical_relation_oid::int8::int AS oid, r.physical_schema, r.physical_relation, r.membership_function, r.max_scope_fanout,
               -- The registered function is the one taking the key's type (an overload may share its name),
-              -- resolved as registration resolved it.
-              (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p
-                WHERE p.oid = synchro.function_by_name(r.membership_function,
-                  ARRAY[(SELECT a.atttypid FROM pg_attribute a WHERE a.attrelid = r.physical_relation_oid AND a.attname = r.pk_column)])) AS owner
+              -- resolved as registration resolved it (synchro.function_by_name, which the worker may not
+              -- execute: its lookup is written out here on the catalog alone).
+              (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                WHERE array_length(parse_ident(r.membership_function), 1) = 2
+                  AND n.nspname = (parse_ident(r.membership_function))[1] AND p.proname = (parse_ident(r.membership_function))[2]
+                  AND p.proargtypes::text = (SELECT a.atttypid::text FROM pg_attribute a WHERE a.attrelid = r.physical_relation_oid AND a.attname = r.pk_column)) AS owner
          FROM ${relations} WHERE r.active`,
       snapshot === undefined ? [] : [JSON.stringify(snapshot)],
     );
@@ -285,10 +339,12 @@ export class CaptureWorker implements CaptureHandle {
       const def = defs.get(r.table_id);
       if (def === undefined) continue;
       kinds.set(r.table_id, r.kind);
-      const t = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction: r.membership_function, membershipOwner: r.owner, maxScopeFanout: r.max_scope_fanout, impacts: impacts.get(r.table_id) ?? [] };
+      const membershipFunction = fault('cap009-membership-function-by-bare-name') ? (r.membership_function?.split('.').pop() ?? null) : r.membership_function; // fault: server:cap009-membership-function-by-bare-name
+      const t: RegisteredTable = { def, oid: Number(r.oid), schema: r.physical_schema, name: r.physical_relation, membershipFunction, membershipOwner: r.owner, maxScopeFanout: r.max_scope_fanout, impacts: impacts.get(r.table_id) ?? [] };
       tables.set(r.table_id, t);
       byOid.set(t.oid, t);
     }
+    if (this.workerUrl !== undefined) await this.forwardOwnerCalls(tables.values(), impacts);
     const lookup: TableLookup = {
       byOid(oid) {
         const t = byOid.get(oid);
@@ -309,6 +365,23 @@ export class CaptureWorker implements CaptureHandle {
       },
     };
     return { lookup, tables };
+  }
+
+  /**
+   * The worker login cannot take on a function owner's role: each membership
+   * and impact function it calls goes through a forwarder running as that
+   * owner (owner-calls.ts), made on the server's own session.
+   */
+  private async forwardOwnerCalls(tables: Iterable<RegisteredTable>, impacts: Map<string, ImpactRule[]>): Promise<void> {
+    const membership: Array<[RegisteredTable, OwnerCall]> = [];
+    for (const t of tables) {
+      if (t.membershipFunction === null || !t.membershipOwner) continue;
+      membership.push([t, { kind: 'membership', fn: t.membershipFunction, keyType: t.def.byId.get(t.def.pkFieldId)?.sqlType ?? 'text', owner: t.membershipOwner }]);
+    }
+    const impact: Array<[ImpactRule, OwnerCall]> = [...impacts.values()].flat().map((rule) => [rule, { kind: 'impact', fn: rule.impactFunction, owner: rule.impactOwner }]);
+    await this.withSetupSession((admin) => ensureForwarders(admin, [...membership, ...impact].map(([, call]) => call)));
+    for (const [t, call] of membership) t.membershipCall = forwarderOf(call);
+    for (const [rule, call] of impact) rule.impactCall = forwarderOf(call);
   }
 
   /** One pass: decode what is committed, materialize and acknowledge transaction by transaction. */
@@ -335,7 +408,7 @@ export class CaptureWorker implements CaptureHandle {
       const flush = await flushWal(db);
       let raw: Buffer[];
       try {
-        raw = (await db.query<{ data: Buffer }>(
+        raw = (await (this.slotDb as pg.Client).query<{ data: Buffer }>(
           `SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, $3, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`,
           [this.slot, flush, limit],
         )).rows.map((r) => r.data);
@@ -347,7 +420,7 @@ export class CaptureWorker implements CaptureHandle {
       // A registered relation that drifted (renamed, moved, re-created, key or replica identity changed)
       // blocks everything: nothing is materialized or acknowledged against a registration that no longer
       // names its table. Checked after the peek, so a drift committed before anything the peek returned is seen.
-      if (fault('cap009-auto-rebind-on-drift')) await db.query('UPDATE synchro.relations r SET physical_schema = c.relnamespace::regnamespace::text, physical_relation = c.relname FROM pg_class c WHERE c.oid = r.physical_relation_oid AND r.active'); // fault: server:cap009-auto-rebind-on-drift
+      if (fault('cap009-auto-rebind-on-drift')) await this.withSetupSession((s) => s.query('UPDATE synchro.relations r SET physical_schema = c.relnamespace::regnamespace::text, physical_relation = c.relname FROM pg_class c WHERE c.oid = r.physical_relation_oid AND r.active').then(() => undefined)); // fault: server:cap009-auto-rebind-on-drift
       if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
         await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
         return;
@@ -419,7 +492,7 @@ export class CaptureWorker implements CaptureHandle {
 
   private async logRunningTransactions(): Promise<boolean> {
     try {
-      await (this.db as pg.Client).query('SELECT pg_log_standby_snapshot()');
+      await (this.slotDb as pg.Client).query('SELECT pg_log_standby_snapshot()');
       return true;
     } catch {
       // Not permitted: nothing changes but the decoding cost of the next peeks.
@@ -453,12 +526,17 @@ export class CaptureWorker implements CaptureHandle {
     if (rows[0]?.poisoned === true) return;
     // Progress only grows: a record changed since it was read above is never moved back.
     await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
-    const slotTo = fault('cap005-idle-slot-to-current-flush') ? ((await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string) : flush; // fault: server:cap005-idle-slot-to-current-flush
+    const slotTo = fault('cap005-idle-slot-to-current-flush') ? await flushWal(db) : flush; // fault: server:cap005-idle-slot-to-current-flush
     // Slot, then the acknowledgement record, in one round trip (an LSN and the slot's name as literals).
     // Never over a cleared boundary (see pollOnce): only an operator puts that back.
-    await db.query(
-      `SELECT pg_replication_slot_advance(${db.escapeLiteral(this.slot)}, ${db.escapeLiteral(slotTo)}::pg_lsn); UPDATE synchro.wal_progress SET acknowledged_end_lsn = ${db.escapeLiteral(flush)}::pg_lsn WHERE acknowledged_end_lsn < ${db.escapeLiteral(flush)}::pg_lsn`,
-    );
+    const advance = `SELECT pg_replication_slot_advance(${db.escapeLiteral(this.slot)}, ${db.escapeLiteral(slotTo)}::pg_lsn)`;
+    const acknowledge = `UPDATE synchro.wal_progress SET acknowledged_end_lsn = ${db.escapeLiteral(flush)}::pg_lsn WHERE acknowledged_end_lsn < ${db.escapeLiteral(flush)}::pg_lsn`;
+    // Under the worker login the slot has a session of its own: first the slot, then the record.
+    if (this.slotDb === db) await db.query(`${advance}; ${acknowledge}`);
+    else {
+      await (this.slotDb as pg.Client).query(advance);
+      await db.query(acknowledge);
+    }
   }
 
   private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean }): Promise<boolean> {
@@ -496,7 +574,7 @@ export class CaptureWorker implements CaptureHandle {
         // Only a poll that began with a quarantined transaction (being retried) can repair one.
         if (poll.poisoned) await db.query("UPDATE synchro.wal_poison SET lifecycle = 'repaired', resolved_at = clock_timestamp() WHERE lifecycle = 'active' AND commit_lsn = $1", [commit]);
       }
-      if (fault('cap005-slot-advance-before-commit')) await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]); // fault: server:cap005-slot-advance-before-commit
+      if (fault('cap005-slot-advance-before-commit')) await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]); // fault: server:cap005-slot-advance-before-commit
       // Test-only hold (armHold): everything is written, nothing committed yet.
       await this.testControls.holdIfArmed(hasRows);
       await db.query('COMMIT');
@@ -506,13 +584,13 @@ export class CaptureWorker implements CaptureHandle {
       // Killed while held: the open transaction dies with the session; nothing to quarantine.
       if (e instanceof CaptureStopped) throw e;
       await this.quarantine(tx.commitLsn, e, firstTable);
-      if (fault('cap005-ack-failed-transaction')) await db.query(`SELECT pg_replication_slot_advance('${this.slot}', '${end}'); UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, '${end}'), acknowledged_end_lsn = greatest(acknowledged_end_lsn, '${end}')`); // fault: server:cap005-ack-failed-transaction
+      if (fault('cap005-ack-failed-transaction')) await Promise.all([(this.slotDb as pg.Client).query(`SELECT pg_replication_slot_advance('${this.slot}', '${end}')`), db.query(`UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, '${end}'), acknowledged_end_lsn = greatest(acknowledged_end_lsn, '${end}')`)]); // fault: server:cap005-ack-failed-transaction
       if (fault('acknowledge-past-quarantine')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-past-quarantine
       return false;
     }
     // Boundary (committed above), then slot, then the acknowledgement record.
     if (hasRows) await this.crashIf('after-materialization-commit');
-    await db.query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
+    await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
     if (hasRows) await this.crashIf('after-slot-advance');
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL', [end]);
     if (hasRows) await this.crashIf('after-acknowledgement');
@@ -575,10 +653,7 @@ export class CaptureWorker implements CaptureHandle {
    */
   async catchUp(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    const db = new pg.Client({ connectionString: this.databaseUrl });
-    // A session ended from outside (a dropped database, a restart) fails the query in hand; unlistened, it would end the process.
-    db.on('error', () => undefined);
-    await db.connect();
+    const db = await this.sqlSession();
     try {
       const target = parseLsn(await flushWal(db));
       let polled = false;
@@ -649,7 +724,7 @@ export class CaptureWorker implements CaptureHandle {
 
   /** Terminates the worker's sessions from another connection and waits until they are gone. */
   private async terminateSessions(): Promise<void> {
-    const pids = [this.db, this.listener].map((c) => (c as unknown as { processID?: number } | undefined)?.processID).filter((p): p is number => typeof p === 'number');
+    const pids = [this.db, this.slotDb, this.listener].map((c) => (c as unknown as { processID?: number } | undefined)?.processID).filter((p): p is number => typeof p === 'number');
     const admin = new pg.Client({ connectionString: this.databaseUrl });
     admin.on('error', () => undefined);
     await admin.connect();
@@ -668,8 +743,10 @@ export class CaptureWorker implements CaptureHandle {
   /** Ends the worker's two sessions (already dead after a kill, which is harmless). */
   private async closeSessions(): Promise<void> {
     await this.listener?.end().catch(() => undefined);
+    if (this.slotDb !== this.db) await this.slotDb?.end().catch(() => undefined);
     await this.db?.end().catch(() => undefined);
     this.listener = undefined;
+    this.slotDb = undefined;
     this.db = undefined;
   }
 

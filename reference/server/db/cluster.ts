@@ -5,10 +5,10 @@
  * of operations so a scenario can get a fresh database cloned from a template.
  */
 import { accessSync, constants, rmSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { EXTENSION_NAME } from './extension.ts';
 import { extensionControlPath, extensionPackage, installRoles, installSchema } from './install.ts';
@@ -34,10 +34,22 @@ export interface Cluster {
   /**
    * Creates the cluster-wide group roles the extension expects (as an install
    * does first) and a worker login for `database`: LOGIN REPLICATION, member
-   * of synchro_worker only, NOINHERIT. A login is cluster-wide, so it is named
-   * after the database and dropped with it.
+   * of synchro_worker only, NOINHERIT, configured as the database's
+   * `synchro.worker_login`. A login is cluster-wide, so it is named after the
+   * database and dropped with it.
    */
   provisionRoles(database: string): Promise<{ workerLogin: string }>;
+  /**
+   * What the deployment's `pg_hba.conf` allows `login` (a database's worker
+   * login): SCRAM over TCP to `database` only, nothing over the local socket,
+   * nothing to any other database (the 005 sheet's restricted HBA for
+   * external worker-identity connections). Written as a file of the cluster's
+   * HBA include directory and loaded before this resolves; removed with the
+   * database. Only for a cluster whose files this process can write (an
+   * embedded one): otherwise it rejects with a ClusterError. `faults` are
+   * sensitivity-run switches of this step (the server's own do not reach it).
+   */
+  restrictWorkerLogin(database: string, login: string, password: string, faults?: readonly string[]): Promise<{ socketDirectory: string }>;
   /** The packaged extension: its name, the directory of its control file and scripts, and its default version. */
   extensionPackage(faults?: readonly string[]): Promise<{ name: string; directory: string; defaultVersion: string }>;
   stop(): Promise<void>;
@@ -64,14 +76,68 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/** Per-database HBA files, under the data directory, which every embedded cluster's pg_hba.conf includes first. */
+const HBA_INCLUDE_DIR = 'synchro_hba.d';
+
+/** Makes `pg_hba.conf` of a data directory read the include directory before its own lines. */
+async function prepareHbaIncludes(dataDir: string): Promise<void> {
+  const hba = join(dataDir, 'pg_hba.conf');
+  const { uid, gid } = await stat(dataDir);
+  const includes = join(dataDir, HBA_INCLUDE_DIR);
+  await mkdir(includes, { recursive: true });
+  await chown(includes, uid, gid);
+  await writeFile(hba, `include_dir ${HBA_INCLUDE_DIR}\n${await readFile(hba, 'utf8')}`);
+}
+
+/** Waits, with a deadline, until `probe` says the reloaded HBA rules are in force. */
+async function untilHbaLoaded(probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new ClusterError('the reloaded pg_hba.conf rules did not take effect within 10 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Whether `login` connecting with `password` to `url`'s database is refused by the server's HBA or authentication. */
+async function refused(url: string, login: string, password: string): Promise<boolean> {
+  const target = new URL(url);
+  target.username = login;
+  target.password = password;
+  const client = new pg.Client({ connectionString: target.toString() });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.end();
+    return false;
+  } catch (e) {
+    return String((e as { code?: string }).code ?? '').startsWith('28');
+  }
+}
+
 async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  await adminRows(adminUrl, sql);
+}
+
+async function adminRows(adminUrl: string, sql: string): Promise<Array<Record<string, string>>> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
+}
+
+/** The HBA include directory of the cluster at `adminUrl`, when this process can write it. */
+async function hbaIncludeDir(adminUrl: string): Promise<string> {
+  const [row] = await adminRows(adminUrl, 'SELECT setting FROM pg_settings WHERE name = $$hba_file$$');
+  const dir = join(dirname(row?.setting ?? ''), HBA_INCLUDE_DIR);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new ClusterError(`the cluster's pg_hba.conf includes no ${HBA_INCLUDE_DIR} directory this process can write (only an embedded cluster has one)`);
+  }
+  return dir;
 }
 
 /** Shared operations once a superuser URL to the cluster is known. */
@@ -92,8 +158,13 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
       // ident() has checked the name, so it can stand as a literal too.
       ident(name);
       await adminQuery(adminUrl, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '${name}' AND NOT active`);
+      // The worker login stops being a replication principal before the setting that names it goes with the database.
+      const login = workerLoginOf(name);
+      await adminQuery(adminUrl, `DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${login}') THEN ALTER ROLE ${ident(login)} NOREPLICATION; END IF; END $$`);
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${ident(name)} WITH (FORCE)`);
-      await adminQuery(adminUrl, `DROP ROLE IF EXISTS ${ident(workerLoginOf(name))}`);
+      await adminQuery(adminUrl, `DROP ROLE IF EXISTS ${ident(login)}`);
+      const hba = await hbaIncludeDir(adminUrl).catch(() => undefined);
+      if (hba !== undefined) await rm(join(hba, `${name}.conf`), { force: true });
     },
     async createExtensionDatabase(name, faults = []) {
       const pkg = await extensionPackage(faults);
@@ -104,8 +175,33 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
     async provisionRoles(database) {
       await installRoles(urlFor(database));
       const login = workerLoginOf(database);
-      await adminQuery(adminUrl, `CREATE ROLE ${ident(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS IN ROLE synchro_worker`);
+      // The login and the setting that names it as the database's worker login (the 005 sheet's
+      // synchro.worker_login, which readiness compares with) in one transaction: no database's readiness
+      // ever sees a replication login that no database configures.
+      await adminQuery(
+        adminUrl,
+        `BEGIN; CREATE ROLE ${ident(login)} LOGIN REPLICATION NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS IN ROLE synchro_worker; ALTER DATABASE ${ident(database)} SET synchro.worker_login = '${login}'; COMMIT`,
+      );
       return { workerLogin: login };
+    },
+    async restrictWorkerLogin(database, login, password, faults = []) {
+      const dir = await hbaIncludeDir(adminUrl);
+      ident(database);
+      ident(login);
+      const on = (name: string) => faults.includes(name) || faults.includes(`server:${name}`);
+      const allowed = on('ops002-hba-worker-any-database') ? 'all' : `"${database}"`; // fault: server:ops002-hba-worker-any-database
+      const rules = [`local all "${login}" reject`, `host ${allowed} "${login}" 127.0.0.1/32 scram-sha-256`, `host all "${login}" all reject`, ''].join('\n');
+      // Written aside and renamed, so a reload never reads half a file; only names ending in .conf are included.
+      const { uid, gid } = await stat(dir);
+      const aside = join(dir, `${database}.conf.new`);
+      await writeFile(aside, rules, { mode: 0o644 });
+      await chown(aside, uid, gid);
+      await rename(aside, join(dir, `${database}.conf`));
+      await adminQuery(adminUrl, 'SELECT pg_reload_conf()');
+      // In force once the login is turned away from another database even with its password.
+      await untilHbaLoaded(() => (allowed === 'all' ? Promise.resolve(true) : refused(withDatabase(adminUrl, 'postgres'), login, password)));
+      const [socket] = await adminRows(adminUrl, "SELECT split_part(setting, ',', 1) AS dir FROM pg_settings WHERE name = 'unix_socket_directories'");
+      return { socketDirectory: socket?.dir ?? '' };
     },
     async extensionPackage(faults = []) {
       const pkg = await extensionPackage(faults);
@@ -215,7 +311,8 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
     postgresFlags: [
       '-c', 'wal_level=logical',
       '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
+      // A socket in the cluster's own folder, so a connection over it can be tried (and refused) too.
+      '-c', `unix_socket_directories=${join(root, 'socket')}`,
       '-c', 'max_connections=200',
       // Disposable clusters trade durability for speed; a durable one keeps PostgreSQL's defaults (all on).
       ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
@@ -231,6 +328,9 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
   });
   try {
     await pgServer.initialise();
+    await prepareHbaIncludes(join(root, 'data'));
+    await mkdir(join(root, 'socket'), { mode: 0o777 });
+    await chmod(join(root, 'socket'), 0o777);
     await pgServer.start();
   } catch (e) {
     await rm(root, { recursive: true, force: true });

@@ -14,6 +14,13 @@ export function databaseCrashPhrase(pattern: RegExp): void {
   crashPhrases.push(pattern);
 }
 
+/**
+ * A scenario that changes something cluster-wide (a replication login, say)
+ * needs a cluster of its own for the same reason a crash does: no concurrent
+ * scenario may see the change. Such step texts are registered the same way.
+ */
+export const clusterOfItsOwnPhrase = databaseCrashPhrase;
+
 /** True when some step text of the scenario crashes the source database. */
 export function crashesDatabase(stepTexts: readonly string[]): boolean {
   return stepTexts.some((text) => crashPhrases.some((pattern) => pattern.test(text)));
