@@ -56,6 +56,8 @@ export interface ProcessClientConfig {
   command: string[];
   cwd?: string;
   env?: Record<string, string>;
+  /** How long the first start may take before the adapter is refused (default CLIENT_STARTUP_DEADLINE_MS). */
+  startupDeadlineMs?: number;
   capabilities?: ClientCapability[];
   /** What the client is built as (harness/adapters/forms.ts). */
   forms?: ClientForm[];
@@ -87,8 +89,15 @@ function lineOf(text: string, root: JsonValue, positions: WeakMap<object, number
   let offset = typeof root === 'object' && root !== null ? positions.get(root) : undefined;
   for (const raw of pointer.split('/').slice(1)) {
     const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    const parentIsObject = isJsonObject(node);
     node = Array.isArray(node) ? node[Number(key)] : isJsonObject(node) ? node[key] : undefined;
-    if (typeof node === 'object' && node !== null) offset = positions.get(node) ?? offset;
+    if (isJsonObject(node) || Array.isArray(node)) offset = positions.get(node) ?? offset;
+    else if (parentIsObject && offset !== undefined) {
+      // Only objects and arrays carry positions: a scalar member is found by its key after its object's start.
+      const member = new RegExp(`${JSON.stringify(key).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*:`, 'g');
+      member.lastIndex = offset;
+      offset = member.exec(text)?.index ?? offset;
+    }
   }
   return offset === undefined ? undefined : lineAt(text, offset);
 }

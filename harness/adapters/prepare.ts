@@ -17,7 +17,8 @@ import { type PreparedServer, prepareReferenceServer } from './reference-server.
 import { type ClientSetup, type ProcessClientSetup, unavailable } from './setup.ts';
 
 export const REFERENCE_CLIENT_ENTRY = 'reference/driver.ts';
-const CLIENT_PREFLIGHT_DEADLINE_MS = 15_000;
+/** How long a client process may take to start and answer its first call, unless its config says otherwise. */
+export const CLIENT_STARTUP_DEADLINE_MS = 15_000;
 
 /** An adapter as named on the command line or in the run config. */
 export type AdapterSpec = string | { config: unknown; file: string };
@@ -45,8 +46,8 @@ export async function prepareServer(spec: AdapterSpec, root: string): Promise<Pr
 }
 
 /** Starts the client process once and asks it something: any well-formed JSON-RPC answer proves it speaks the protocol. */
-export async function preflightClient(spec: ClientProcessSpec): Promise<string | undefined> {
-  const supervisor = new ClientSupervisor(spec, { callDeadlineMs: CLIENT_PREFLIGHT_DEADLINE_MS });
+export async function preflightClient(spec: ClientProcessSpec, startupDeadlineMs = CLIENT_STARTUP_DEADLINE_MS): Promise<string | undefined> {
+  const supervisor = new ClientSupervisor(spec, { callDeadlineMs: startupDeadlineMs });
   try {
     supervisor.start();
     await supervisor.call('crashPoints');
@@ -74,8 +75,8 @@ export async function prepareClient(spec: AdapterSpec, root: string): Promise<Cl
   const config = configFrom('client', spec, root) as ProcessClientConfig;
   const baseDir = typeof spec === 'string' ? resolve(file, '..') : root;
   const processSpec: ClientProcessSpec = { command: config.command, cwd: resolve(baseDir, config.cwd ?? '.'), ...(config.env ? { env: config.env } : {}) };
-  const problem = await preflightClient(processSpec);
-  if (problem) throw new InputError(file, undefined, `the client adapter process does not answer the adapter protocol: ${problem}`, 'check "command" and "cwd", and that the process answers JSON-RPC on stdout (docs/adapters.md)');
+  const problem = await preflightClient(processSpec, config.startupDeadlineMs);
+  if (problem) throw new InputError(file, undefined, `the client adapter process does not answer the adapter protocol: ${problem}`, `check "command" and "cwd", that the process answers JSON-RPC on stdout (docs/adapters.md), and, for a slow start, raise "startupDeadlineMs" (now ${config.startupDeadlineMs ?? CLIENT_STARTUP_DEADLINE_MS})`);
   const setup: ProcessClientSetup = {
     kind: 'process',
     id: config.id,

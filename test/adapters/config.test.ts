@@ -151,3 +151,10 @@ test('the example configs are valid', () => {
   assert.equal(loadAdapterConfig('server', join(root, 'examples/http-server.json')).id, 'my-server');
   assert.equal(loadAdapterConfig('client', join(root, 'examples/python-client/adapter.json')).id, 'python-sample');
 });
+
+test('a client start-up deadline is a whole number of milliseconds from 1000 to 600000, named by its line', () => {
+  const client = (extra: object) => JSON.stringify({ role: 'client', kind: 'process', id: 'slow', command: ['true'], ...extra }, null, 2);
+  assert.equal((loadAdapterConfig('client', file(client({ startupDeadlineMs: 60_000 }))) as { startupDeadlineMs?: number }).startupDeadlineMs, 60_000);
+  assert.throws(() => loadAdapterConfig('client', file(client({ startupDeadlineMs: 10 }))), inputError(/startupDeadlineMs/, 8));
+  assert.throws(() => loadAdapterConfig('client', file(client({ startupDeadlineMs: '30s' }))), inputError(/startupDeadlineMs/, 8));
+});
