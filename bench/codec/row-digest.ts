@@ -98,7 +98,7 @@ const digestRows = (n: number): void => {
   }
 };
 
-// The same number of octets per item, fed to one SHA-256 context each, as a row digest does.
+// The same number of octets per item, each hashed by one one-shot SHA-256 call, as a row digest hashes its preimage (decision 400).
 const buffers = preimageOctets.map((len, i) => Buffer.alloc(len, i));
 const plainSha = (n: number): void => {
   for (let i = 0; i < n; i++) {
