@@ -151,6 +151,11 @@ export class ByteWriter {
     this.#buf.copy(target, at, start, end);
   }
 
+  /** Whether the octets written here equal octets [start, end) of another writer. */
+  equalsRange(other: ByteWriter, start: number, end: number): boolean {
+    return end - start === this.length && this.#buf.compare(other.#buf, start, end, 0, this.length) === 0;
+  }
+
   /** A view of written octets; valid until the next write or reset. */
   view(start = 0, end = this.length): Buffer {
     return this.#buf.subarray(start, end);

@@ -20,11 +20,12 @@ export function checksumObject(digest: Uint8Array): ChecksumObject {
   return { algorithm: 'sha256', version: 1, encoding: 'hex', digest: toHex(digest) };
 }
 
-/** Validates a received checksum object and returns the 32 digest octets. */
-export function readChecksumObject(value: unknown, path = ''): Uint8Array {
-  const bad = (where: string, why: string): never => {
-    throw new CodecError('invalid_checksum_object', where, why);
-  };
+function bad(where: string, why: string): never {
+  throw new CodecError('invalid_checksum_object', where, why);
+}
+
+/** Every check of a checksum object except the digest text's form; returns the object. */
+function checkMembers(value: unknown, path: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof RawNumber) bad(path, 'checksum must be an object');
   const o = value as Record<string, unknown>;
   for (const k of Object.keys(o)) {
@@ -35,6 +36,29 @@ export function readChecksumObject(value: unknown, path = ''): Uint8Array {
   const versionIsOne = o.version === 1 || (o.version instanceof RawNumber && o.version.raw === '1');
   if (!versionIsOne) bad(pointer(path, 'version'), 'version must be the integer 1');
   if (o.encoding !== 'hex') bad(pointer(path, 'encoding'), 'encoding must be "hex"');
-  if (typeof o.digest !== 'string' || !/^[0-9a-f]{64}$/.test(o.digest)) bad(pointer(path, 'digest'), 'digest must be 64 lowercase hex characters');
+  return o;
+}
+
+const DIGEST_TEXT = /^[0-9a-f]{64}$/;
+
+/** Validates a received checksum object and returns the 32 digest octets. */
+export function readChecksumObject(value: unknown, path = ''): Uint8Array {
+  const o = checkMembers(value, path);
+  if (typeof o.digest !== 'string' || !DIGEST_TEXT.test(o.digest)) bad(pointer(path, 'digest'), 'digest must be 64 lowercase hex characters');
   return new Uint8Array(Buffer.from(o.digest as string, 'hex'));
+}
+
+/**
+ * Validates a received checksum object, as readChecksumObject does, and says
+ * whether it names `digest`. A digest text equal to the lowercase hex of
+ * `digest` is well formed by that equality, so only a text that differs is
+ * checked for its form (and refused when malformed): the same refusals and the
+ * same answer as comparing readChecksumObject's octets, without decoding them.
+ */
+export function checksumNames(value: unknown, digest: Uint8Array, path = ''): boolean {
+  if (digest.length !== 32) throw new CodecError('invalid_digest', '', 'a SHA-256 digest is 32 octets');
+  const o = checkMembers(value, path);
+  if (o.digest === toHex(digest)) return true;
+  if (typeof o.digest !== 'string' || !DIGEST_TEXT.test(o.digest)) bad(pointer(path, 'digest'), 'digest must be 64 lowercase hex characters');
+  return false;
 }

@@ -6,7 +6,7 @@
  * The wire layer builds on this module; this module never imports the wire.
  */
 export { blob, compareBytes, domain, fromHex, i32be, i64be, text, toHex, u8, u32be, u64be } from './bytes.ts';
-export { type ChecksumObject, checksumObject, readChecksumObject } from './checksum.ts';
+export { type ChecksumObject, checksumNames, checksumObject, readChecksumObject } from './checksum.ts';
 export { CodecError, type CodecErrorCode, pointer } from './errors.ts';
 export { type FieldIdKey, mutationFromFieldIdForm, pushRequestFromFieldIdForm, readFieldIdKey } from './field-id-form.ts';
 export {

@@ -2,7 +2,7 @@
  * Row digest = SHA-256(ROW_DIGEST_DOMAIN || schema_hash_raw ||
  *   blob(row_identity) || blob(row_body) || text(server_version)).
  */
-import { createHash } from 'node:crypto';
+import { hash as sha256Once } from 'node:crypto';
 import { ByteWriter } from './byte-writer.ts';
 import { blob, domain, text } from './bytes.ts';
 import { CodecError } from './errors.ts';
@@ -18,13 +18,8 @@ export const ROW_DIGEST_DOMAIN = domain('synchro:v3:row-digest:v1');
 export function rowDigestFromParts(schemaHash: Uint8Array, identity: Uint8Array, body: Uint8Array, serverVersion: string): Uint8Array {
   if (schemaHash.length !== 32) throw new CodecError('invalid_schema_hash', '', 'schema hash must be 32 octets');
   decodeRowIdentity(identity, '#row_identity');
-  const h = createHash('sha256');
-  h.update(ROW_DIGEST_DOMAIN);
-  h.update(schemaHash);
-  h.update(blob(identity));
-  h.update(blob(body));
-  h.update(text(checkServerVersion(serverVersion)));
-  return new Uint8Array(h.digest());
+  const preimage = Buffer.concat([ROW_DIGEST_DOMAIN, schemaHash, blob(identity), blob(body), text(checkServerVersion(serverVersion))]);
+  return new Uint8Array(sha256Once('sha256', preimage, 'buffer'));
 }
 
 export interface RowDigestInput {
@@ -81,8 +76,9 @@ function digestWithPlan(input: RowDigestInput, plan: RowPlan, hash: Uint8Array):
   w.u64(body.length);
   w.append(body);
   w.utf8Blob(input.serverVersion);
+  // One-shot SHA-256 of the whole preimage: the same octets as an incremental hash, without a hash object per row.
   // The digest's own buffer is handed out as a plain Uint8Array view (no copy); it belongs to this result alone.
-  const hashed = createHash('sha256').update(w.view()).digest();
+  const hashed = sha256Once('sha256', w.view(), 'buffer');
   const digest = new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
   // Identity and body share one allocation: two views that do not overlap.
   const identityLength = identityEnd - identityStart;

@@ -29,6 +29,8 @@ export interface RowPlan {
   rootPaths: readonly string[];
   /** Index of the key field in body order. */
   pkIndex: number;
+  /** The spec a separate wire key is read with: the key's type, never null. */
+  pkSpec: ColumnSpec;
   /** ROW_ID_DOMAIN || text(table_id) || text(pk_field_id). */
   identityPrefix: Uint8Array;
 }
@@ -71,6 +73,7 @@ function buildPlan(shape: TableShape): RowPlan | null {
     fieldNames: shape.bodyOrder.map(textOctets),
     rootPaths: shape.bodyOrder.map((id) => pointer('', id)),
     pkIndex,
+    pkSpec: { type: shape.pkType, nullable: false },
     identityPrefix: prefix.copy(),
   };
 }

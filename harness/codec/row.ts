@@ -2,7 +2,7 @@
  * Complete authoritative rows: validation against the table shape and the
  * canonical row body u32be(field_count) || repeated(text(field_id) || typed_value).
  */
-import type { ByteWriter } from './byte-writer.ts';
+import { ByteWriter } from './byte-writer.ts';
 import { concat, text, u32be } from './bytes.ts';
 import { CodecError, pointer } from './errors.ts';
 import type { RowPlan } from './row-plan.ts';
@@ -62,6 +62,22 @@ function checkSeparateKey(shape: TableShape, inRowOctets: Uint8Array, pkWire: un
   }
 }
 
+const separateKeyScratch = new ByteWriter(64);
+
+/**
+ * checkSeparateKey for the one-pass path: the separate key is validated and
+ * written by writeWireValue (the same octets and refusals as readPortable then
+ * encodeTypedValue) into a scratch writer, and compared in place.
+ */
+function checkSeparateKeyInPlace(shape: TableShape, plan: RowPlan, body: ByteWriter, key: KeySpan, pkWire: unknown): void {
+  const w = separateKeyScratch;
+  w.reset();
+  writeWireValue(w, plan.pkSpec, pkWire, '#pk', true);
+  if (!w.equalsRange(body, key.start, key.end)) {
+    throw new CodecError('pk_mismatch', pointer('', shape.pkFieldId), 'the key inside the row differs from the separate key');
+  }
+}
+
 /** Where the key's typed value lies in the octets writeRowBody wrote. */
 export interface KeySpan {
   start: number;
@@ -89,7 +105,7 @@ export function writeRowBody(shape: TableShape, plan: RowPlan, row: unknown, pkW
     writeWireValue(out, plan.specs[k] as ColumnSpec, r[fieldId], where, plan.specChecked[k] === true);
     if (k === plan.pkIndex) key.end = out.length;
   }
-  if (pkWire !== undefined) checkSeparateKey(shape, out.view(key.start, key.end), pkWire, '');
+  if (pkWire !== undefined) checkSeparateKeyInPlace(shape, plan, out, key, pkWire);
   return key;
 }
 

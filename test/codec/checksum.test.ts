@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CodecError, checksumObject, parseJson, readChecksumObject } from '../../harness/codec/index.ts';
+import { CodecError, checksumNames, checksumObject, parseJson, readChecksumObject } from '../../harness/codec/index.ts';
 
 const DIGEST = '8ff7afb86816c1781e21bbc99b1a89e7117f585f0b79a52e3b3e5143002582f5';
 
@@ -33,4 +33,44 @@ test('a received checksum object is read strictly', () => {
   for (const text of bad) {
     assert.throws(() => readChecksumObject(parseJson(text)), (e: unknown) => e instanceof CodecError && e.code === 'invalid_checksum_object', text);
   }
+});
+
+test('checksumNames refuses what readChecksumObject refuses and otherwise answers as comparing its octets', () => {
+  const good = `{"algorithm":"sha256","version":1,"encoding":"hex","digest":"${DIGEST}"}`;
+  const other = `${DIGEST.slice(0, 63)}${DIGEST.endsWith('0') ? '1' : '0'}`;
+  const texts = [
+    good,
+    good.replace(DIGEST, other),
+    good.replace('"sha256"', '"sha-256"'),
+    good.replace('"version":1', '"version":1.0'),
+    good.replace('"hex"', '"base64"'),
+    good.replace(DIGEST, DIGEST.toUpperCase()),
+    good.replace(DIGEST, DIGEST.slice(1)),
+    good.replace(DIGEST, `${DIGEST}0`),
+    good.replace(DIGEST, `${DIGEST.slice(1)}g`),
+    good.replace('}', ',"extra":true}'),
+    good.replace('"encoding":"hex",', ''),
+    `"${DIGEST}"`,
+    'null',
+  ];
+  for (const digest of [Buffer.from(DIGEST, 'hex'), Buffer.from(other, 'hex')]) {
+    for (const text of texts) {
+      for (const value of [parseJson(text), JSON.parse(text)]) {
+        let expected: boolean | string;
+        try {
+          expected = Buffer.compare(readChecksumObject(value), digest) === 0;
+        } catch (e) {
+          expected = (e as CodecError).code;
+        }
+        let actual: boolean | string;
+        try {
+          actual = checksumNames(value, digest);
+        } catch (e) {
+          actual = (e as CodecError).code;
+        }
+        assert.equal(actual, expected, text);
+      }
+    }
+  }
+  assert.throws(() => checksumNames(parseJson(good), new Uint8Array(31)), (e: unknown) => e instanceof CodecError && e.code === 'invalid_digest');
 });

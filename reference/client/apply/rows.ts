@@ -4,7 +4,7 @@
  * their server version is recorded but the application-visible row keeps the
  * local intent until push reconciliation resolves it.
  */
-import { checksumObject, digestRow, readChecksumObject } from '../../../harness/codec/index.ts';
+import { checksumNames, checksumObject, digestRow, readChecksumObject } from '../../../harness/codec/index.ts';
 import type { Ctx } from '../context.ts';
 import { ClientError, type Operation } from '../errors.ts';
 import { fault } from '../faults.ts';
@@ -22,15 +22,16 @@ export interface VerifiedRow {
 /** Recomputes a row digest and compares it with the one the server sent. */
 export function verifyRow(op: Operation, schemaHash: string, table: LocalTable, row: unknown, pk: unknown, serverVersion: string, checksum: unknown): VerifiedRow {
   let computed: { identity: Uint8Array; digest: Uint8Array };
-  let claimed: Uint8Array;
+  let matches: boolean;
   try {
     computed = digestRow({ schemaHash, table: table.shape, row, pk, serverVersion });
-    claimed = readChecksumObject(checksum);
+    // Validates the checksum object and compares its digest text with the computed digest's hex (no decoding on a match).
+    matches = checksumNames(checksum, computed.digest);
   } catch (e) {
     throw new ClientError(op, 'invalid_row', `row of ${table.tableId} is invalid: ${(e as Error).message}`, false, 'retry');
   }
-  if (fault('skip-row-checksum')) return { identity: computed.identity, digest: claimed }; // fault: client:skip-row-checksum
-  if (Buffer.compare(computed.digest, claimed) !== 0) {
+  if (fault('skip-row-checksum')) return { identity: computed.identity, digest: readChecksumObject(checksum) }; // fault: client:skip-row-checksum
+  if (!matches) {
     throw new ClientError(op, 'row_checksum_mismatch', `row checksum of ${table.tableId} does not match (computed ${checksumObject(computed.digest).digest})`, false, 'retry');
   }
   return { identity: computed.identity, digest: computed.digest };
