@@ -300,16 +300,15 @@ interface ClassifiedUnit {
 const PIPELINE_UNITS = 100;
 
 /**
- * The insert pipeline is the unit path of runUnit, sent many units at a
- * time; where a fault switch changes that path, units go one by one so the
- * switch keeps its effect.
+ * The switches (each marked where it acts, in insertRow and runUnit) that
+ * change the insert unit's path: while one is on, units go one by one on
+ * that path, so the switch keeps its effect.
  */
+const INSERT_UNIT_SWITCHES = ['unreserved-insert', 'push-writes-projection', 'outcome-before-unit-end', 'commit-each-unit'] as const;
+
+/** The insert pipeline is the unit path of runUnit, sent many units at a time. */
 function insertPipelineAvailable(): boolean {
-  if (fault('unreserved-insert')) return false; // fault: server:unreserved-insert
-  if (fault('push-writes-projection')) return false; // fault: server:push-writes-projection
-  if (fault('outcome-before-unit-end')) return false; // fault: server:outcome-before-unit-end
-  if (fault('commit-each-unit')) return false; // fault: server:commit-each-unit
-  return true;
+  return !INSERT_UNIT_SWITCHES.some((name) => fault(name));
 }
 
 /**
