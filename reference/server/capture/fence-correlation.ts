@@ -213,8 +213,11 @@ export function correlateFences(events: RowEvent[], fences: Fence[], relationOf:
 export async function assertFencesUnused(db: ClientBase, events: RowEvent[]): Promise<void> {
   const fenced = events.filter((ev) => ev.fence.fenceId !== undefined);
   if (fenced.length === 0 || fault('cap012-fence-reuse-unchecked')) return; // fault: server:cap012-fence-reuse-unchecked
+  // Two index probes (wal_events_fence_id_key, wal_events_server_version), not one OR: the planner answered
+  // the OR with a scan of every materialized event, so this check grew with the stream.
   const { rows } = await db.query<{ table_id: string }>(
-    'SELECT table_id FROM synchro.wal_events WHERE fence_id = ANY ($1::uuid[]) OR server_version = ANY ($2::text[]) LIMIT 1',
+    `(SELECT table_id FROM synchro.wal_events WHERE fence_id = ANY ($1::uuid[]) LIMIT 1)
+     UNION ALL (SELECT table_id FROM synchro.wal_events WHERE server_version = ANY ($2::text[]) LIMIT 1) LIMIT 1`,
     [fenced.map((ev) => ev.fence.fenceId), fenced.map((ev) => ev.fence.version)],
   );
   const reused = rows[0];

@@ -45,19 +45,29 @@ function stateOf(table: TableDef, r: Record<string, unknown> | undefined, f: Fen
 }
 
 /**
- * Runs `before` (SQL without parameters), then reads the row and its fence
- * unlocked as readState does, all in one round trip: the key goes in as an
- * escaped literal, and text results are parsed exactly as parameterized ones.
+ * The unlocked reads of readState (the source row, then its fence) as two
+ * statements without parameters, for a simple-protocol query: the key goes in
+ * as an escaped literal, and text results are parsed exactly as
+ * parameterized ones. stateFromReads turns their two results into a RowState.
  */
-export async function readStateAfter(db: PoolClient, table: TableDef, pk: unknown, before: string): Promise<RowState> {
+export function stateReads(db: PoolClient, table: TableDef, pk: unknown): [string, string] {
   const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
   const key = db.escapeLiteral(String(pk));
-  const results = (await db.query(
-    `${before}; SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${key}::${pkSql};
-     SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${db.escapeLiteral(table.tableId)} AND pk_text = to_jsonb(${key}::${pkSql}) #>> '{}'`,
-  )) as unknown as QueryResult[];
-  const [src, fence] = results.slice(-2) as [QueryResult, QueryResult<FenceRow>];
-  return stateOf(table, src.rows[0] as Record<string, unknown> | undefined, fence.rows[0]);
+  return [
+    `SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${key}::${pkSql}`,
+    `SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${db.escapeLiteral(table.tableId)} AND pk_text = to_jsonb(${key}::${pkSql}) #>> '{}'`,
+  ];
+}
+
+export function stateFromReads(table: TableDef, src: QueryResult, fence: QueryResult): RowState {
+  return stateOf(table, src.rows[0] as Record<string, unknown> | undefined, fence.rows[0] as FenceRow | undefined);
+}
+
+/** Runs `before` (SQL without parameters), then the unlocked reads of stateReads, all in one round trip. */
+export async function readStateAfter(db: PoolClient, table: TableDef, pk: unknown, before: string): Promise<RowState> {
+  const results = (await db.query([before, ...stateReads(db, table, pk)].join('; '))) as unknown as QueryResult[];
+  const [src, fence] = results.slice(-2) as [QueryResult, QueryResult];
+  return stateFromReads(table, src, fence);
 }
 
 /** `server_row` + `row_checksum` for a row under the given schema hash. */

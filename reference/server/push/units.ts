@@ -13,7 +13,7 @@ import type { Catalog } from '../core/manifests.ts';
 import { toParameter } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
 import { touchesKeyColumn } from './lock-mode.ts';
-import { keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum } from './row-state.ts';
+import { keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum, stateFromReads, stateReads } from './row-state.ts';
 import type { Mutation } from './validate.ts';
 
 export type Outcome = Record<string, unknown>;
@@ -234,42 +234,190 @@ async function unitEnd(ctx: UnitContext, lastId: string, release: string): Promi
 }
 
 function unitEndSql(lastId: string, release: string): string {
-  return `${owner(lastId)}; ${fault('unit-check-at-commit') ? '' : 'SET CONSTRAINTS ALL IMMEDIATE;'} RELEASE SAVEPOINT ${release}`; // fault: server:unit-check-at-commit
+  return unitEndStatements(lastId, release).join('; ');
+}
+
+function unitEndStatements(lastId: string, release: string): string[] {
+  return [owner(lastId), ...(fault('unit-check-at-commit') ? [] : ['SET CONSTRAINTS ALL IMMEDIATE']), `RELEASE SAVEPOINT ${release}`]; // fault: server:unit-check-at-commit
 }
 
 export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
+  // Classification touches no row and depends on nothing a unit writes, so it can run first for all.
+  const units = mutations.map((m) => ({ m, c: classify(m, ctx) }));
+  const pipelined = insertPipelineAvailable();
   const out: Outcome[] = [];
-  for (const m of mutations) {
-    // Classification touches no row: a mutation it rejects needs no unit (a savepoint rolled straight back changes nothing).
-    const c = classify(m, ctx);
+  for (let k = 0; k < units.length; ) {
+    const { m, c } = units[k] as ClassifiedUnit;
+    // A mutation classification rejects needs no unit (a savepoint rolled straight back changes nothing).
     if (c.outcome !== undefined) {
       out.push(c.outcome);
+      k++;
       continue;
     }
-    try {
-      const r = await evaluateClassified(ctx, m, c, 'SAVEPOINT unit; SET CONSTRAINTS ALL DEFERRED; ');
-      if (r.kind === 'rejected') {
-        await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
-        out.push(r.outcome);
-        continue;
-      }
-      const early = fault('outcome-before-unit-end') ? await appliedOutcome(ctx, m, r.table) : undefined; // fault: server:outcome-before-unit-end
-      const commitEachUnit = fault('commit-each-unit'); // fault: server:commit-each-unit
-      if (early !== undefined || commitEachUnit) {
-        await unitEnd(ctx, m.mutation_id, 'unit');
-        if (commitEachUnit) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
-        out.push(early ?? (await appliedOutcome(ctx, m, r.table)));
-      } else {
-        // The unit's end and the read of its applied outcome share a round trip.
-        out.push(appliedFrom(m, ctx, r.table, await readStateAfter(ctx.db, r.table, pkValue(m), unitEndSql(m.mutation_id, 'unit'))));
-      }
-    } catch (e) {
-      if (!isDataOrIntegrity(e)) throw e;
-      await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
-      out.push(terminal(m, ctx, 'validation_failed'));
+    if (pipelined && m.op === 'insert') {
+      let end = k + 1;
+      while (end < units.length && end - k < PIPELINE_UNITS && (units[end] as ClassifiedUnit).m.op === 'insert' && (units[end] as ClassifiedUnit).c.outcome === undefined) end++;
+      out.push(...(await runInsertRun(ctx, units.slice(k, end))));
+      k = end;
+      continue;
     }
+    out.push(await runUnit(ctx, m, c));
+    k++;
   }
   return out;
+}
+
+/** One non-atomic unit on its own: three round trips for an insert, more for an update or delete. */
+async function runUnit(ctx: UnitContext, m: Mutation, c: Classified): Promise<Outcome> {
+  try {
+    const r = await evaluateClassified(ctx, m, c, 'SAVEPOINT unit; SET CONSTRAINTS ALL DEFERRED; ');
+    if (r.kind === 'rejected') {
+      await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
+      return r.outcome;
+    }
+    const early = fault('outcome-before-unit-end') ? await appliedOutcome(ctx, m, r.table) : undefined; // fault: server:outcome-before-unit-end
+    const commitEachUnit = fault('commit-each-unit'); // fault: server:commit-each-unit
+    if (early !== undefined || commitEachUnit) {
+      await unitEnd(ctx, m.mutation_id, 'unit');
+      if (commitEachUnit) await ctx.db.query("COMMIT; BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
+      return early ?? (await appliedOutcome(ctx, m, r.table));
+    }
+    // The unit's end and the read of its applied outcome share a round trip.
+    return appliedFrom(m, ctx, r.table, await readStateAfter(ctx.db, r.table, pkValue(m), unitEndSql(m.mutation_id, 'unit')));
+  } catch (e) {
+    if (!isDataOrIntegrity(e)) throw e;
+    await ctx.db.query('ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit');
+    return terminal(m, ctx, 'validation_failed');
+  }
+}
+
+interface ClassifiedUnit {
+  m: Mutation;
+  c: Classified;
+}
+
+/** Insert units sent in one round trip at most (the query text grows with them). */
+const PIPELINE_UNITS = 100;
+
+/**
+ * The switches (each marked where it acts, in insertRow and runUnit) that
+ * change the insert unit's path: while one is on, units go one by one on
+ * that path, so the switch keeps its effect.
+ */
+const INSERT_UNIT_SWITCHES = ['unreserved-insert', 'push-writes-projection', 'outcome-before-unit-end', 'commit-each-unit'] as const;
+
+/** The insert pipeline is the unit path of runUnit, sent many units at a time. */
+function insertPipelineAvailable(): boolean {
+  return !INSERT_UNIT_SWITCHES.some((name) => fault(name));
+}
+
+/**
+ * Consecutive insert units. Each runs as in runUnit: its own savepoint with
+ * constraints deferred, the owner setting, the reservation, the source
+ * insert, the deferred checks at the unit's end, then the unlocked reads of
+ * the applied outcome; but the units of the run go to the database in one
+ * simple-protocol query (values as escaped literals), inside a savepoint of
+ * the run's own. Only a unit that writes its row and fence goes through
+ * there: when one does not (its key is taken, a trigger or policy swallowed
+ * the row, a value or constraint fails), the query stops at it, the whole
+ * run is rolled back, the units before it are sent again, and the failing
+ * unit is decided by runUnit, exactly as when every unit went alone.
+ */
+async function runInsertRun(ctx: UnitContext, run: ClassifiedUnit[]): Promise<Outcome[]> {
+  if (run.length === 0) return [];
+  const first = await tryInsertPipeline(ctx, run);
+  if (first.outcomes !== undefined) return first.outcomes;
+  const failedAt = first.failedAt;
+  const out: Outcome[] = [];
+  const before = run.slice(0, failedAt);
+  const again = before.length > 0 ? await tryInsertPipeline(ctx, before) : { outcomes: [] };
+  if (again.outcomes !== undefined) out.push(...again.outcomes);
+  else for (const u of before) out.push(await runUnit(ctx, u.m, u.c));
+  if (failedAt < run.length) out.push(await runUnit(ctx, (run[failedAt] as ClassifiedUnit).m, (run[failedAt] as ClassifiedUnit).c));
+  out.push(...(await runInsertRun(ctx, run.slice(failedAt + 1))));
+  return out;
+}
+
+/** The run in one query: its outcomes, or (everything rolled back) the index of the unit it stopped at. */
+async function tryInsertPipeline(ctx: UnitContext, run: ClassifiedUnit[]): Promise<{ outcomes: Outcome[]; failedAt?: undefined } | { outcomes?: undefined; failedAt: number }> {
+  const parts = run.map(({ m, c }) => insertUnitStatements(ctx, m, c.table as TableDef, c.params ?? []));
+  const text = ['SAVEPOINT run', ...parts.flat(), 'RELEASE SAVEPOINT run'].join(';\n');
+  let results: QueryResult[];
+  try {
+    results = (await ctx.db.query(text)) as unknown as QueryResult[];
+  } catch (e) {
+    return { failedAt: await stoppedAt(ctx, run, e) };
+  }
+  const outcomes: Outcome[] = [];
+  let at = 1;
+  for (const [k, { m, c }] of run.entries()) {
+    at += (parts[k] as string[]).length;
+    const table = c.table as TableDef;
+    outcomes.push(appliedFrom(m, ctx, table, stateFromReads(table, results[at - 2] as QueryResult, results[at - 1] as QueryResult)));
+  }
+  return { outcomes };
+}
+
+/**
+ * After the pipeline failed: which unit it stopped at, read before the run is
+ * rolled back. A unit's owner setting is rolled back with its savepoint, so
+ * the owner left is the one of the last unit released (none of this run's
+ * when the first one failed).
+ */
+async function stoppedAt(ctx: UnitContext, run: ClassifiedUnit[], e: unknown): Promise<number> {
+  let failedAt = 0;
+  try {
+    const r = lastResult(await ctx.db.query("ROLLBACK TO SAVEPOINT unit; RELEASE SAVEPOINT unit; SELECT current_setting('synchro.mutation_id', true) AS owner"));
+    const owner = (r.rows[0] as { owner: string | null } | undefined)?.owner;
+    failedAt = run.findIndex((u) => u.m.mutation_id === owner) + 1;
+  } catch {
+    // It failed outside a unit (between units): the run is redone unit by unit.
+  }
+  try {
+    await ctx.db.query('ROLLBACK TO SAVEPOINT run; RELEASE SAVEPOINT run');
+  } catch {
+    throw e;
+  }
+  return failedAt;
+}
+
+/**
+ * One insert unit as statements without parameters. The source insert takes
+ * its row from the reservation, so it writes nothing when the key is taken
+ * (INSERT … SELECT types its literals by the target columns, as the
+ * parameterized insert does); the check after it fails the unit, by a
+ * division by zero, unless the fence of the key was written by this mutation
+ * in this transaction (not still reserved, not another writer's).
+ */
+function insertUnitStatements(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): string[] {
+  const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
+  const tableId = ctx.db.escapeLiteral(table.tableId);
+  const key = `to_jsonb(${ctx.db.escapeLiteral(pkValue(m))}::${pkSql}) #>> '{}'`;
+  const cols = [quoteIdent(table.pkColumn), ...params.map(([c]) => quoteIdent(c))];
+  const exprs = [pkValue(m), ...params.map(([, v]) => v)].map((v) => literal(ctx, v));
+  if (table.updatedAtColumn !== null) {
+    cols.push(quoteIdent(table.updatedAtColumn));
+    exprs.push('now()');
+  }
+  return [
+    'SAVEPOINT unit',
+    'SET CONSTRAINTS ALL DEFERRED',
+    owner(m.mutation_id),
+    `WITH reserved AS (INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES (${tableId}, ${key}, 'reserved', 'reserved')
+       ON CONFLICT DO NOTHING RETURNING 1)
+     INSERT INTO ${table.qualified} (${cols.join(', ')}) SELECT ${exprs.join(', ')} FROM reserved`,
+    `SELECT 1 / count(*) FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key} AND state <> 'reserved'
+       AND mutation_id = ${ctx.db.escapeLiteral(m.mutation_id)}::uuid AND fenced_xact = pg_current_xact_id()`,
+    ...unitEndStatements(m.mutation_id, 'unit'),
+    ...stateReads(ctx.db, table, pkValue(m)),
+  ];
+}
+
+/** A parameter value (text, bytes or null, as toParameter makes them) as an untyped literal. */
+function literal(ctx: UnitContext, v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (Buffer.isBuffer(v)) return `'\\x${v.toString('hex')}'`;
+  return ctx.db.escapeLiteral(String(v));
 }
 
 /**
