@@ -5,6 +5,10 @@
  * readiness unready while the store holds that damage; once the damage is
  * written back, the same cursors get the same page and readiness returns.
  * The damage is made through the capture-store controls.
+ *
+ * A rebuild reads no stored row digest (decision 421): staging and every page
+ * compute each row's digest from the staged row, so a damaged stored digest
+ * cannot reach a rebuild page and there is nothing for a rebuild to verify.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -86,6 +90,24 @@ test('a damaged effect that a later change of its row supersedes no longer keeps
     const served = await pull(h, s, cursors, { active: [SCOPE] });
     assert.equal(served.status, 200, served.text);
     assert.equal(served.json.changes.length, 3);
+  });
+});
+
+test('a rebuild serves every row checksum computed from its staged row, whatever digests the store holds', async () => {
+  await withNotes(async (h, s, _cursors, tableId) => {
+    const clean = await rebuildAll(h, s, SCOPE, 2);
+    // The latest effect's digest through the control, and the scope row's, which no control reaches, directly.
+    assert.equal((await h.control('/__control/capture/store-fault', { fault: 'digest_overwritten', table: tableId, scope: SCOPE, pk: 'n2' })).status, 200);
+    const damaged = await h.sql.query("UPDATE synchro.scope_rows SET row_digest = sha256(row_digest) WHERE scope_id = $1 AND pk_text = 'n2' AND row_digest IS NOT NULL", [SCOPE]);
+    assert.equal(damaged.rowCount, 1);
+    // rebuildAll checks every page against the codec: each row_checksum is the digest of that page's row and version.
+    const again = await rebuildAll(h, s, SCOPE, 2);
+    assert.deepEqual(again.pages.map((p) => p.status), [200, 200]);
+    assert.deepEqual([again.records, again.checksum], [clean.records, clean.checksum]);
+    assert.deepEqual(
+      again.pages.flatMap((p) => p.json.records.map((r: { row_checksum: unknown }) => r.row_checksum)),
+      clean.pages.flatMap((p) => p.json.records.map((r: { row_checksum: unknown }) => r.row_checksum)),
+    );
   });
 });
 

@@ -1,9 +1,9 @@
 /**
  * A permanent candidate pgoutput slot and its exported snapshot, as a process
- * that stages state apart from the live stream uses them (the Class 3
- * projection bootstrap, projection-bootstrap.ts). The stream reset,
- * stream-reset.ts, follows the same lifecycle with its own session class and
- * so far takes only the flush position from here.
+ * that stages state apart from the live stream uses them: the Class 3
+ * projection bootstrap (projection-bootstrap.ts) and the operator's stream
+ * reset (stream-reset.ts) both hold their sessions, create their slot and
+ * read it through here.
  *
  * The exported snapshot lives only while the replication connection that
  * created the slot stays open and idle, so the session keeps that connection
@@ -135,10 +135,16 @@ export async function flushPosition(db: pg.ClientBase): Promise<string> {
   return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
 }
 
-/** Raw pgoutput messages of the slot's transactions committed before `upto`; the slot is only peeked, never advanced. */
-export async function peekCandidate(db: pg.ClientBase, slot: string, upto: string): Promise<Buffer[]> {
+/**
+ * Raw pgoutput messages of the slot's transactions committed before `upto`;
+ * the slot is only peeked, never advanced, so it still holds everything for
+ * the reader it is handed to. `consume` exists for a sensitivity-run fault
+ * (a catch-up that advances the candidate slot) and nothing else.
+ */
+export async function peekCandidate(db: pg.ClientBase, slot: string, upto: string, read: 'peek' | 'consume' = 'peek'): Promise<Buffer[]> {
+  const reader = read === 'consume' ? 'pg_logical_slot_get_binary_changes' : 'pg_logical_slot_peek_binary_changes';
   const { rows } = await db.query<{ data: Buffer }>(
-    `SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', '${CAPTURE_PUBLICATION}', 'messages', 'true')`,
+    `SELECT data FROM ${reader}($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', '${CAPTURE_PUBLICATION}', 'messages', 'true')`,
     [slot, upto],
   );
   return rows.map((r) => r.data);

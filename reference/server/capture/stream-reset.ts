@@ -40,7 +40,7 @@ import pg from 'pg';
 import type { ResetPhase, ResetProgress, StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
-import { flushPosition } from './candidate-slot.ts';
+import { CandidateSession, dropCandidateSlot, flushPosition, peekCandidate, terminateSessions } from './candidate-slot.ts';
 import { materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { bindCoverage, coverageRefusal, pendingFencesInSnapshot, recordBaselineCoverage, recordCatchUpCoverage, withDeletionVersions } from './reset-coverage.ts';
@@ -52,7 +52,6 @@ export class ActivationRefused extends Error {}
 
 /** Every connection of the operator's reset carries this name, so the operator session can be found (and killed). */
 export const OPERATOR_APPLICATION = 'synchro-reset-operator';
-const PUBLICATION = 'synchro_capture';
 
 interface Registry {
   lookup: TableLookup;
@@ -69,52 +68,6 @@ interface ResetRecord {
   previousGeneration: string | null;
 }
 
-/**
- * The operator's session: one ordinary connection for the record and the
- * staging, plus the replication connection that created the candidate slot
- * (kept open while `preparing`, because the exported snapshot lives only as
- * long as it does). Kept between held phases, as an operator's psql would be.
- */
-class OperatorSession {
-  sql?: pg.Client;
-  replication?: pg.Client;
-  private sqlDead = false;
-
-  private readonly databaseUrl: string;
-
-  constructor(databaseUrl: string) {
-    this.databaseUrl = databaseUrl;
-  }
-
-  async connection(): Promise<pg.Client> {
-    // A killed session is gone for good (its end may not have been noticed yet): the operator logs in again.
-    if (this.sql !== undefined && !this.sqlDead && (await this.sql.query('SELECT 1').then(() => true, () => false))) return this.sql;
-    await this.sql?.end().catch(() => undefined);
-    const sql = new pg.Client({ connectionString: this.databaseUrl, application_name: OPERATOR_APPLICATION });
-    sql.on('error', () => {
-      this.sqlDead = true;
-    });
-    sql.on('end', () => {
-      this.sqlDead = true;
-    });
-    await sql.connect();
-    this.sql = sql;
-    this.sqlDead = false;
-    return sql;
-  }
-
-  async closeReplication(): Promise<void> {
-    await this.replication?.end().catch(() => undefined);
-    this.replication = undefined;
-  }
-
-  async close(): Promise<void> {
-    await this.closeReplication();
-    await this.sql?.end().catch(() => undefined);
-    this.sql = undefined;
-  }
-}
-
 async function inFlight(db: pg.ClientBase): Promise<ResetRecord | undefined> {
   const r = (await db.query<{ reset_id: string; candidate_slot_name: string; lifecycle: ResetRecord['lifecycle']; cp: string | null; snap: string | null; caught: string | null; prev: string | null }>(
     `SELECT reset_id::text, candidate_slot_name, lifecycle, consistent_point::text AS cp, exported_snapshot_name AS snap, caught_up_end_lsn::text AS caught, previous_generation AS prev
@@ -124,8 +77,15 @@ async function inFlight(db: pg.ClientBase): Promise<ResetRecord | undefined> {
   return { resetId: r.reset_id, slot: r.candidate_slot_name, lifecycle: r.lifecycle, consistentPoint: r.cp, snapshotName: r.snap, caughtUpEnd: r.caught, previousGeneration: r.prev };
 }
 
-/** Phase `preparing`: the record, then the candidate slot and its exported snapshot, recorded with their boundary. */
-async function prepare(session: OperatorSession, databaseUrl: string): Promise<ResetRecord> {
+/**
+ * Phase `preparing`: the record, then the candidate slot and its exported
+ * snapshot, recorded with their boundary. The operator's session (a
+ * CandidateSession, as the projection bootstrap's coordinator has) keeps the
+ * replication connection that created the slot open, because the exported
+ * snapshot lives only as long as it does, and is kept between held phases, as
+ * an operator's psql would be.
+ */
+async function prepare(session: CandidateSession): Promise<ResetRecord> {
   const db = await session.connection();
   const previous = (await db.query<{ g: string }>('SELECT stream_generation AS g FROM synchro.wal_progress')).rows[0];
   if (previous === undefined) throw new StreamResetFailed('capture has never started, so there is no stream to reset');
@@ -133,31 +93,15 @@ async function prepare(session: OperatorSession, databaseUrl: string): Promise<R
   const slot = `synchro_reset_${resetId.replaceAll('-', '').slice(0, 24)}`;
   // Refused while another reset is in flight (unique index), before any slot exists.
   await db.query("INSERT INTO synchro.stream_resets (reset_id, candidate_slot_name, previous_generation, lifecycle, database_name) VALUES ($1, $2, $3, 'preparing', current_database())", [resetId, slot, previous.g]);
-  const replication = new pg.Client({ connectionString: databaseUrl, replication: 'database', application_name: OPERATOR_APPLICATION } as pg.ClientConfig);
-  replication.on('error', () => undefined);
-  await replication.connect();
-  session.replication = replication;
-  const command = `CREATE_REPLICATION_SLOT ${slot} LOGICAL pgoutput (SNAPSHOT 'export')`;
-  const created = (await replication.query<{ consistent_point: string; snapshot_name: string }>(command)).rows[0];
-  if (created === undefined || typeof created.snapshot_name !== 'string') throw new StreamResetFailed('the candidate slot was created without an exported snapshot');
-  // Importing the snapshot once tells which transactions it holds (the boundary); it stays exported meanwhile.
-  await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-  try {
-    await db.query(`SET TRANSACTION SNAPSHOT '${created.snapshot_name}'`);
-    const boundary = (await db.query<{ b: string }>('SELECT pg_current_snapshot()::text AS b')).rows[0]?.b as string;
-    await db.query('COMMIT');
-    await db.query('UPDATE synchro.stream_resets SET consistent_point = $2, exported_snapshot_name = $3, snapshot_boundary = $4, slot_created_by = $5 WHERE reset_id = $1', [
-      resetId,
-      created.consistent_point,
-      created.snapshot_name,
-      fault('cap007-snapshot-boundary-not-persisted') ? null : boundary, // fault: server:cap007-snapshot-boundary-not-persisted
-      command,
-    ]);
-  } catch (e) {
-    await db.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  }
-  return { resetId, slot, lifecycle: 'preparing', consistentPoint: created.consistent_point, snapshotName: created.snapshot_name, caughtUpEnd: null, previousGeneration: previous.g };
+  const created = await session.createSlot(slot);
+  await db.query('UPDATE synchro.stream_resets SET consistent_point = $2, exported_snapshot_name = $3, snapshot_boundary = $4, slot_created_by = $5 WHERE reset_id = $1', [
+    resetId,
+    created.consistentPoint,
+    created.snapshotName,
+    fault('cap007-snapshot-boundary-not-persisted') ? null : created.snapshotBoundary, // fault: server:cap007-snapshot-boundary-not-persisted
+    created.command,
+  ]);
+  return { resetId, slot, lifecycle: 'preparing', consistentPoint: created.consistentPoint, snapshotName: created.snapshotName, caughtUpEnd: null, previousGeneration: previous.g };
 }
 
 /** Every registered row as the snapshot sees it, with the version of its latest fence. */
@@ -181,9 +125,8 @@ async function snapshotRows(db: pg.ClientBase, tables: Map<string, RegisteredTab
  * Phase `baseline_staged`: imports the exported snapshot (which fails once the
  * creating connection is gone: the reset is then aborted) and stages its rows.
  */
-async function stageBaseline(session: OperatorSession, record: ResetRecord, registry: Registry): Promise<void> {
+async function stageBaseline(session: CandidateSession, record: ResetRecord, registry: Registry): Promise<void> {
   const db = await session.connection();
-  await db.query("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3");
   let rows: Awaited<ReturnType<typeof snapshotRows>>;
   // The accepted fences the snapshot holds and the old stream never materialized (SYNC-CAP-013).
   const pending = await pendingFencesInSnapshot(db, record.consistentPoint as string);
@@ -247,7 +190,7 @@ async function stageEvent(db: pg.ClientBase, resetId: string, ev: RowEvent, comm
  * staged rows, one commit per transaction with the record's catch-up
  * position. The slot is only peeked: it keeps everything for the worker.
  */
-async function catchUp(session: OperatorSession, record: ResetRecord, registry: Registry): Promise<void> {
+async function catchUp(session: CandidateSession, record: ResetRecord, registry: Registry): Promise<void> {
   const db = await session.connection();
   if (record.lifecycle === 'baseline_staged') {
     await db.query("UPDATE synchro.stream_resets SET lifecycle = 'catching_up', caught_up_end_lsn = consistent_point WHERE reset_id = $1", [record.resetId]);
@@ -255,10 +198,7 @@ async function catchUp(session: OperatorSession, record: ResetRecord, registry: 
     record.caughtUpEnd = record.consistentPoint;
   }
   const flush = await flushPosition(db);
-  const raw = (await db.query<{ data: Buffer }>(
-    `SELECT data FROM ${fault('cap007-catch-up-consumes-candidate-slot') ? 'pg_logical_slot_get_binary_changes' : 'pg_logical_slot_peek_binary_changes'}($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`, // fault: server:cap007-catch-up-consumes-candidate-slot
-    [record.slot, flush],
-  )).rows.map((r) => r.data);
+  const raw = await peekCandidate(db, record.slot, flush, fault('cap007-catch-up-consumes-candidate-slot') ? 'consume' : 'peek'); // fault: server:cap007-catch-up-consumes-candidate-slot
   const relations = new Map<number, RelationInfo>();
   const applied = parseLsn(record.caughtUpEnd as string);
   for (const tx of groupTransactions(raw)) {
@@ -317,7 +257,7 @@ async function refuse(db: pg.ClientBase, record: ResetRecord, reason: string): P
  * lock, then one commit that installs the staged baseline and points the
  * durable progress at the candidate slot with a new generation.
  */
-async function activate(session: OperatorSession, record: ResetRecord, registry: Registry): Promise<StreamResetResult> {
+async function activate(session: CandidateSession, record: ResetRecord, registry: Registry): Promise<StreamResetResult> {
   const db = await session.connection();
   // Checked before catching up: a slot advanced past what was applied would otherwise look caught up.
   const early = await slotRefusal(db, record);
@@ -386,7 +326,7 @@ async function activate(session: OperatorSession, record: ResetRecord, registry:
 /** Marks a reset aborted and drops its candidate slot: nothing of it was activated. */
 async function abortRecord(db: pg.ClientBase, record: ResetRecord): Promise<void> {
   await db.query("UPDATE synchro.stream_resets SET lifecycle = 'aborted', finished_at = clock_timestamp() WHERE reset_id = $1 AND lifecycle NOT IN ('activated', 'aborted')", [record.resetId]);
-  await db.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [record.slot]);
+  await dropCandidateSlot(db, record.slot);
   record.lifecycle = 'aborted';
 }
 
@@ -397,12 +337,10 @@ async function abortRecord(db: pg.ClientBase, record: ResetRecord): Promise<void
  * durable (or running through activation without one).
  */
 export class StreamResetOperator {
-  private readonly session: OperatorSession;
-  private readonly databaseUrl: string;
+  private readonly session: CandidateSession;
 
   constructor(databaseUrl: string) {
-    this.databaseUrl = databaseUrl;
-    this.session = new OperatorSession(databaseUrl);
+    this.session = new CandidateSession(databaseUrl, OPERATOR_APPLICATION);
   }
 
   /** True while a reset is in flight (not activated, not aborted). */
@@ -421,7 +359,7 @@ export class StreamResetOperator {
     if (record === undefined) {
       if (!options.start) throw new StreamResetFailed('no stream reset is in flight');
       try {
-        record = await prepare(this.session, this.databaseUrl);
+        record = await prepare(this.session);
       } catch (e) {
         // Nothing was activated: the old stream stays as it was, and the candidate goes away.
         const half = await inFlight(db).catch(() => undefined);
@@ -473,14 +411,11 @@ export class StreamResetOperator {
 /**
  * Ends every session of the operator's reset (its SQL session and the
  * replication connection that created the candidate slot), as a crashed
- * operator would leave it. Returns how many backends were terminated.
+ * operator would leave it, and waits until they are gone. Returns how many
+ * backends were terminated.
  */
 export async function killOperatorSessions(db: pg.ClientBase): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    'SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND pid <> pg_backend_pid()',
-    [OPERATOR_APPLICATION],
-  );
-  return rows[0]?.n ?? 0;
+  return await terminateSessions(db, OPERATOR_APPLICATION);
 }
 
 /**
@@ -492,5 +427,5 @@ export async function discardInterruptedResets(db: pg.ClientBase): Promise<void>
   const { rows } = await db.query<{ slot: string }>(
     "UPDATE synchro.stream_resets SET lifecycle = 'aborted', finished_at = clock_timestamp() WHERE lifecycle = 'preparing' RETURNING candidate_slot_name AS slot",
   );
-  for (const r of rows) await db.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [r.slot]);
+  for (const r of rows) await dropCandidateSlot(db, r.slot);
 }

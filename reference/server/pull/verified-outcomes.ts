@@ -42,8 +42,9 @@ export class CandidateIntegrityFailure extends SyncError {
 
 const isRowObject = (row: unknown): boolean => row !== null && typeof row === 'object' && !Array.isArray(row);
 
+/** Buffer.compare takes any Uint8Array, so neither digest is wrapped. */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
+  return Buffer.compare(a, b) === 0;
 }
 
 /** The first selected candidate without a valid outcome, or undefined. */

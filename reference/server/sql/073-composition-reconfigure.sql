@@ -7,7 +7,7 @@
 -- Every cursor of the given scopes was issued under rules that just changed:
 -- each gets a new membership generation (a missing state row stands for
 -- generation 1, so a first bump writes 2, as 024 does). Returns the new
--- generation of each scope. Shared by the registry changes of 073, 074 and 079.
+-- generation of each scope. Shared by the registry changes of 073 and 079.
 CREATE FUNCTION synchro.bump_membership_generations(p_scopes text[]) RETURNS jsonb
 LANGUAGE sql SET search_path = pg_catalog, synchro AS $$
   INSERT INTO synchro.scope_state (scope_id, membership_generation)

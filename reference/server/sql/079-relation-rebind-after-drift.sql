@@ -1,8 +1,10 @@
--- A controlled rebinding after drift (SYNC-CAP-009, decision 330). 074 bound a
--- registration to its relation renamed in the same transaction. An operator
--- may also rename or move the relation (into another schema) first; capture
--- then sees drift and stops, and the row events written since stand in the
--- stream before any rebinding. The rebinding now:
+-- A controlled rebinding (SYNC-SCOPE-004; after drift, SYNC-CAP-009; decisions
+-- 290 and 330): an operator renamed a registered relation or moved it into
+-- another schema (same object), and its registration is bound to where it is
+-- now under a new registry generation. Until then the registration names a
+-- relation that no longer exists and capture is blocked as drift, and the row
+-- events written since stand in the stream before the rebinding. The
+-- rebinding, in the rename's transaction or any time after it:
 --   * accepts only the registered object (its OID) with the physical identity
 --     the registration needs (a table, replica identity DEFAULT, the key column
 --     as the sole column of an immediate primary key, every registered column),
@@ -15,9 +17,12 @@
 --     the covered events lose nothing;
 --   * keeps the projection named after the relation and the relation in the
 --     capture publication.
--- Scopes holding rows of the table get a new membership generation here; the
+-- The published schema names the relation, so scopes holding rows of the
+-- table get a new membership generation here, and no other scope does; the
 -- worker gives one to every scope whose contents the re-baseline changes
 -- (capture/relation-rebinding.ts), so those scopes rebuild.
+-- (The first form of the two functions, for a rename in the same transaction
+-- only, was folded into this file before 0.3.2 was published: decision 420.)
 
 CREATE TABLE synchro.relation_rebindings (
   registry_generation bigint PRIMARY KEY REFERENCES synchro.registry_generations,
@@ -49,7 +54,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, synchro AS $$
   WHERE r.table_id = p_table
 $$;
 
-CREATE OR REPLACE FUNCTION synchro.relation_rebind_activate(p_schema text, p_relation text, p_oid oid) RETURNS jsonb
+-- Step 2 (as synchro_owner): record the new binding, mint the generations and re-baseline, in the caller's transaction.
+CREATE FUNCTION synchro.relation_rebind_activate(p_schema text, p_relation text, p_oid oid) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, synchro AS $$
 DECLARE
   v_rel record;
@@ -123,10 +129,13 @@ $$;
 REVOKE EXECUTE ON FUNCTION synchro.relation_rebind_refusal(text, oid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION synchro.relation_rebind_refusal(text, oid) TO synchro_operator;
 
--- Operator entry point, as in 074, for a relation renamed in place or moved to
--- another schema. The fence trigger runs as synchro_owner, which registration
--- gave the registered schema; a new schema is given to it the same way.
-CREATE OR REPLACE FUNCTION synchro.synchro_rebind_relation(p_relation text, p_renamed text) RETURNS jsonb
+-- Operator entry point: the registered name and the new one, both
+-- schema-qualified, for a relation renamed in place or moved to another
+-- schema. Runs with the caller's rights for the lock (writers of the table
+-- wait until it commits) and for the grant: the fence trigger runs as
+-- synchro_owner, which registration gave the registered schema; a new schema
+-- is given to it the same way.
+CREATE FUNCTION synchro.synchro_rebind_relation(p_relation text, p_renamed text) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, synchro AS $$
 DECLARE
   v_old text[] := CASE WHEN p_relation IS NULL THEN NULL ELSE parse_ident(p_relation) END;
@@ -143,3 +152,8 @@ BEGIN
   RETURN synchro.relation_rebind_activate(v_old[1], v_old[2], v_oid);
 END
 $$;
+
+REVOKE EXECUTE ON FUNCTION synchro.relation_rebind_activate(text, text, oid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION synchro.synchro_rebind_relation(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION synchro.relation_rebind_activate(text, text, oid) TO synchro_operator;
+GRANT EXECUTE ON FUNCTION synchro.synchro_rebind_relation(text, text) TO synchro_operator;
