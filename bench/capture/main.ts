@@ -15,7 +15,7 @@
  */
 import { parseArgs } from 'node:util';
 import { atLeast, atMost, durabilityLine, fmt, positiveInteger, printResult, quantile } from '../lib/report.ts';
-import { type Bench, benchCluster, drain, insertRows, pullBody, startBench } from '../pull/setup.ts';
+import { type Bench, benchCluster, drain, insertRows, probePullVisible, startBench } from '../pull/setup.ts';
 
 /** Seconds to insert `rows` rows with the worker paused, and seconds for the worker to materialize them once resumed. */
 async function captureRun(b: Bench, rows: number): Promise<{ insertSeconds: number; captureSeconds: number }> {
@@ -35,20 +35,7 @@ async function probeLatency(b: Bench, probes: number): Promise<number[]> {
   const cursors = { ...b.cursors };
   await drain(b, cursors, 10_000);
   const latencies: number[] = [];
-  for (let i = 0; i < probes; i++) {
-    const id = `p${String(i).padStart(6, '0')}`;
-    await b.sql.query('INSERT INTO public.items (id, grp, label) VALUES ($1, $2, $3)', [id, i % 4, 'latency probe']);
-    const t0 = performance.now();
-    const deadline = t0 + 10_000;
-    for (;;) {
-      const r = await b.post('/sync/pull', pullBody(b, cursors, 1000));
-      if (r.status !== 200) throw new Error(`pull failed: ${JSON.stringify(r.json)}`);
-      Object.assign(cursors, r.json.scope_cursors);
-      if ((r.json.changes as Array<{ pk: Record<string, string> }>).some((c) => Object.values(c.pk)[0] === id)) break;
-      if (performance.now() > deadline) throw new Error(`row ${id} was not pull-visible within 10 s`);
-    }
-    latencies.push(performance.now() - t0);
-  }
+  for (let i = 0; i < probes; i++) latencies.push((await probePullVisible(b, cursors, i)).ms);
   return latencies;
 }
 

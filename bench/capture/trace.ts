@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { median, positiveInteger, quantile } from '../lib/report.ts';
 import { printTrace, traceStatements } from '../lib/statement-trace.ts';
-import { benchCluster, drain, insertRows, pullBody, startBench } from '../pull/setup.ts';
+import { benchCluster, drain, insertRows, probePullVisible, startBench } from '../pull/setup.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, probes: { type: 'string', default: '50' }, top: { type: 'string', default: '30' } } });
@@ -30,21 +30,9 @@ async function main(): Promise<void> {
       const pulls: number[] = [];
       on.value = true;
       for (let i = 0; i < probes; i++) {
-        const id = `p${String(i).padStart(6, '0')}`;
-        await b.sql.query('INSERT INTO public.items (id, grp, label) VALUES ($1, $2, $3)', [id, i % 4, 'latency probe']);
-        const t0 = performance.now();
-        const deadline = t0 + 10_000;
-        let n = 0;
-        for (;;) {
-          n++;
-          const r = await b.post('/sync/pull', pullBody(b, cursors, 1000));
-          if (r.status !== 200) throw new Error(`pull failed: ${JSON.stringify(r.json)}`);
-          Object.assign(cursors, r.json.scope_cursors);
-          if ((r.json.changes as Array<{ pk: Record<string, string> }>).some((c) => Object.values(c.pk)[0] === id)) break;
-          if (performance.now() > deadline) throw new Error(`row ${id} was not pull-visible within 10 s`);
-        }
-        latencies.push(performance.now() - t0);
-        pulls.push(n);
+        const probe = await probePullVisible(b, cursors, i);
+        latencies.push(probe.ms);
+        pulls.push(probe.pulls);
       }
       on.value = false;
       console.log(`${probes} probes with ${rows} rows: median ${median(latencies).toFixed(2)} ms, p99 ${quantile(latencies, 0.99).toFixed(2)} ms; pulls per probe median ${median(pulls)}, max ${Math.max(...pulls)}`);

@@ -3,12 +3,19 @@
  * switched on, keyed by session (application_name, "pool" when unset) and by
  * the statement's shape: quoted literals, dollar-quoted bodies and numbers
  * folded, so a statement that carries literals still counts as one.
- * Diagnostics only (the trace scripts); no bench goal uses it.
+ * Diagnostics only (the trace scripts); no bench goal uses it. The pull trace
+ * keys statements by their whole text instead, to EXPLAIN each one afterwards.
  */
 import pg from 'pg';
 import { fmt } from './report.ts';
 
-export type Seen = { count: number; ms: number };
+/** A statement's totals, with the parameters it last ran with (for an EXPLAIN afterwards). */
+export type Seen = { count: number; ms: number; values: unknown[] | undefined };
+
+/** How statements are told apart: by session and shape (the default), or by any other key. */
+export type StatementKey = (session: string, text: string) => string;
+
+const bySessionAndShape: StatementKey = (session, text) => `[${session}] ${statementShape(text)}`;
 
 export function statementShape(text: string): string {
   return text
@@ -19,7 +26,7 @@ export function statementShape(text: string): string {
     .slice(0, 150);
 }
 
-export function traceStatements(): { seen: Map<string, Seen>; on: { value: boolean } } {
+export function traceStatements(keyOf: StatementKey = bySessionAndShape): { seen: Map<string, Seen>; on: { value: boolean } } {
   const seen = new Map<string, Seen>();
   const on = { value: false };
   const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
@@ -27,12 +34,14 @@ export function traceStatements(): { seen: Map<string, Seen>; on: { value: boole
     const out = original.apply(this, args);
     if (!on.value || !(out instanceof Promise)) return out;
     const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text);
-    const key = `[${this.connectionParameters?.application_name || 'pool'}] ${statementShape(text)}`;
+    const key = keyOf(this.connectionParameters?.application_name || 'pool', text);
+    const values = Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined;
     const t0 = performance.now();
     const record = () => {
-      const s = seen.get(key) ?? { count: 0, ms: 0 };
+      const s = seen.get(key) ?? { count: 0, ms: 0, values };
       s.count++;
       s.ms += performance.now() - t0;
+      s.values = values;
       seen.set(key, s);
     };
     return out.then(
@@ -55,7 +64,7 @@ export function printTrace(seen: Map<string, Seen>, units: number, unit: string,
   const bySession = new Map<string, Seen>();
   for (const [k, s] of rows) {
     const session = k.slice(0, k.indexOf(']') + 1);
-    const t = bySession.get(session) ?? { count: 0, ms: 0 };
+    const t = bySession.get(session) ?? { count: 0, ms: 0, values: undefined };
     t.count += s.count;
     t.ms += s.ms;
     bySession.set(session, t);

@@ -96,3 +96,22 @@ export async function drain(b: Bench, cursors: Record<string, string>, maxPages:
   }
   throw new Error(`the drain did not finish in ${maxPages} pages`);
 }
+
+/**
+ * Commits probe row `i` on the source table and pulls in pages of 1,000
+ * until a change of it comes back (at most 10 s): the commit-to-pull-visible
+ * time in milliseconds and how many pulls it took.
+ */
+export async function probePullVisible(b: Bench, cursors: Record<string, string>, i: number): Promise<{ ms: number; pulls: number }> {
+  const id = `p${String(i).padStart(6, '0')}`;
+  await b.sql.query('INSERT INTO public.items (id, grp, label) VALUES ($1, $2, $3)', [id, i % 4, 'latency probe']);
+  const t0 = performance.now();
+  const deadline = t0 + 10_000;
+  for (let pulls = 1; ; pulls++) {
+    const r = await b.post('/sync/pull', pullBody(b, cursors, 1000));
+    if (r.status !== 200) throw new Error(`pull failed: ${JSON.stringify(r.json)}`);
+    Object.assign(cursors, r.json.scope_cursors);
+    if ((r.json.changes as Array<{ pk: Record<string, string> }>).some((c) => Object.values(c.pk)[0] === id)) return { ms: performance.now() - t0, pulls };
+    if (performance.now() > deadline) throw new Error(`row ${id} was not pull-visible within 10 s`);
+  }
+}

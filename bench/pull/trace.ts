@@ -11,48 +11,16 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { fmt, median, positiveInteger } from '../lib/report.ts';
+import { traceStatements } from '../lib/statement-trace.ts';
 import { benchCluster, drain, insertRows, pullBody, startBench } from './setup.ts';
-
-type Seen = { count: number; ms: number; values: unknown[] | undefined };
-
-/** Times every query of every pg client in this process (the server's pool included) while `on` is set. */
-function traceQueries(): { seen: Map<string, Seen>; on: { value: boolean } } {
-  const seen = new Map<string, Seen>();
-  const on = { value: false };
-  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  (pg.Client.prototype as unknown as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
-    const out = original.apply(this, args);
-    if (!on.value || !(out instanceof Promise)) return out;
-    const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text);
-    const values = Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined;
-    const t0 = performance.now();
-    const record = () => {
-      const s = seen.get(text) ?? { count: 0, ms: 0, values };
-      s.count++;
-      s.ms += performance.now() - t0;
-      s.values = values;
-      seen.set(text, s);
-    };
-    return out.then(
-      (r) => {
-        record();
-        return r;
-      },
-      (e: unknown) => {
-        record();
-        throw e;
-      },
-    );
-  };
-  return { seen, on };
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ allowNegative: true, options: { rows: { type: 'string', default: '1000' }, pulls: { type: 'string', default: '50' }, rounds: { type: 'string', default: '1' }, explain: { type: 'boolean', default: true } } });
   const rows = positiveInteger('rows', values.rows, 1_000_000);
   const pulls = positiveInteger('pulls', values.pulls, 10_000);
   const rounds = positiveInteger('rounds', values.rounds, 100);
-  const { seen, on } = traceQueries();
+  // Keyed by the whole statement text, which the EXPLAIN below runs again.
+  const { seen, on } = traceStatements((_session, text) => text);
   const cluster = await benchCluster(false);
   try {
     const name = `bench_trace_${rows}`;
