@@ -58,10 +58,14 @@ Feature: Qualified Registered Relation Identity
       When the harness commits on the source database:
         """
         DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = b, a, public', current_database()); END $$;
-        INSERT INTO a.items (id, owner_id, label) VALUES ('a-2', 'alice', 'qualified');
         """
       And the capture worker is killed
+      # The worker restarts before the write, so the session that decodes it already has the new search_path.
       And the capture worker is restarted
+      And the harness commits on the source database:
+        """
+        INSERT INTO a.items (id, owner_id, label) VALUES ('a-2', 'alice', 'qualified');
+        """
       And capture has materialized every committed source transaction
       And client "A" pulls
       Then the pull response lists exactly these changes:
