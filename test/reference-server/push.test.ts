@@ -203,18 +203,21 @@ test('a run of inserts: taken keys in the middle conflict as alone, every applie
       insertNote(s, 'r1', { body: 'again' }),
       insertNote(s, 'r3', { n: -5 }),
       insertNote(s, 'r4', { body: 'four' }),
+      // Query text cannot carry U+0000: this insert leaves the run and is refused as data, as alone.
+      insertNote(s, 'r5', { body: 'nul\u0000inside' }),
+      insertNote(s, 'r6', { body: 'six' }),
     ];
     const res = await push(h, pushBody(s, batch));
     assert.equal(res.status, 200);
     const byId = new Map([...res.json.accepted, ...res.json.rejected].map((o: { mutation_id: string }) => [o.mutation_id, o]));
     const outcome = (k: number) => byId.get((batch[k] as { mutation_id: string }).mutation_id) as Record<string, unknown>;
-    assert.deepEqual(batch.map((_, k) => outcome(k).code ?? outcome(k).status), ['applied', 'row_already_exists', 'applied', 'row_already_exists', 'validation_failed', 'applied']);
+    assert.deepEqual(batch.map((_, k) => outcome(k).code ?? outcome(k).status), ['applied', 'row_already_exists', 'applied', 'row_already_exists', 'validation_failed', 'applied', 'validation_failed', 'applied']);
     // The conflicts describe the rows as they stand: the direct write, and the batch's own first insert.
     assert.equal(outcome(1).server_version, direct);
     assert.equal((outcome(1).server_row as Record<string, unknown>)[s.field('notes', 'body')], 'direct');
     assert.equal(outcome(3).server_version, outcome(0).server_version);
     const fences = await h.sql.query<{ pk_text: string; mutation_id: string | null; server_version: string }>(
-      "SELECT pk_text, mutation_id::text, server_version FROM synchro.row_versions WHERE pk_text IN ('r1', 'r2', 'r3', 'r4', 'taken') ORDER BY pk_text",
+      "SELECT pk_text, mutation_id::text, server_version FROM synchro.row_versions WHERE pk_text IN ('r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'taken') ORDER BY pk_text",
     );
     assert.deepEqual(
       fences.rows.map((r) => [r.pk_text, r.mutation_id, r.server_version]),
@@ -222,6 +225,7 @@ test('a run of inserts: taken keys in the middle conflict as alone, every applie
         ['r1', batch[0]?.mutation_id, outcome(0).server_version],
         ['r2', batch[2]?.mutation_id, outcome(2).server_version],
         ['r4', batch[5]?.mutation_id, outcome(5).server_version],
+        ['r6', batch[7]?.mutation_id, outcome(7).server_version],
         ['taken', null, direct],
       ],
     );
@@ -230,6 +234,7 @@ test('a run of inserts: taken keys in the middle conflict as alone, every applie
       { id: 'r1', body: 'one' },
       { id: 'r2', body: 'two' },
       { id: 'r4', body: 'four' },
+      { id: 'r6', body: 'six' },
       { id: 'taken', body: 'direct' },
     ]);
   });

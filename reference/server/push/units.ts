@@ -307,13 +307,24 @@ const PIPELINE_UNITS = 100;
 const INSERT_UNIT_SWITCHES = ['unreserved-insert', 'push-writes-projection', 'outcome-before-unit-end', 'commit-each-unit'] as const;
 
 /**
- * An insert the pipeline can carry: its values go into the run's query as
- * literals, and PostgreSQL text cannot hold U+0000, so a mutation holding one
- * is decided alone on runUnit's parameterized path, which refuses it as before
- * (the robustness profile found a 503 from the literal, seed 1924652600).
+ * An insert the pipeline can carry: every value it puts in the run's query as
+ * a literal (literal below) can be written there. escapeLiteral makes any
+ * string a literal except one holding U+0000, which ends the query text of
+ * the simple protocol (the robustness profile found the 503 it gave, seed
+ * 1924652600); such an insert is decided alone on runUnit's parameterized
+ * path, where PostgreSQL refuses the value as data (validation_failed), the
+ * same outcome it has there in any push.
  */
 function pipelinable(u: ClassifiedUnit): boolean {
-  return u.m.op === 'insert' && u.c.outcome === undefined && !JSON.stringify(u.m).includes('\\u0000');
+  if (u.m.op !== 'insert' || u.c.outcome !== undefined) return false;
+  if (!literalSafe(pkValue(u.m))) return false;
+  for (const [, v] of u.c.params ?? []) if (!literalSafe(v)) return false;
+  return true;
+}
+
+/** Whether literal() can carry this value in query text: bytes and null always can, text unless it holds U+0000. */
+function literalSafe(v: unknown): boolean {
+  return typeof v !== 'string' || !v.includes('\u0000');
 }
 
 /** The insert pipeline is the unit path of runUnit, sent many units at a time. */
