@@ -7,6 +7,8 @@
  */
 /** Strings up to this many UTF-16 units are tried as ASCII first. */
 const SHORT_TEXT = 64;
+/** Octet arrays up to this long are copied in a loop. */
+const SHORT_COPY = 48;
 
 export class ByteWriter {
   #buf: Buffer;
@@ -86,7 +88,14 @@ export class ByteWriter {
 
   bytes(b: Uint8Array): void {
     this.#room(b.length);
-    this.#buf.set(b, this.length);
+    if (b.length <= SHORT_COPY) {
+      // A field header or a hash: a loop costs less than the call into TypedArray.prototype.set.
+      const buf = this.#buf;
+      const at = this.length;
+      for (let k = 0; k < b.length; k++) buf[at + k] = b[k] as number;
+    } else {
+      this.#buf.set(b, this.length);
+    }
     this.length += b.length;
   }
 
@@ -100,10 +109,44 @@ export class ByteWriter {
   utf8Blob(s: string): void {
     this.#room(8 + s.length * 3);
     const start = this.length + 8;
-    // Short ASCII text is copied in a loop: cheaper than a call into the encoder. Anything else goes to the encoder.
-    const n = s.length <= SHORT_TEXT && this.#putAscii(s, start) ? s.length : this.#buf.write(s, start, 'utf8');
+    // Short text is encoded in a loop: cheaper than a call into the encoder. Long text, or a lone surrogate, goes to the encoder.
+    const short = s.length <= SHORT_TEXT ? this.#putUtf8(s, start) : -1;
+    const n = short >= 0 ? short : this.#buf.write(s, start, 'utf8');
     this.#putU64(this.length, n);
     this.length += 8 + n;
+  }
+
+  /**
+   * Writes the UTF-8 of s at `at` and returns its length, the octets
+   * Buffer.write(s, 'utf8') writes; -1 (with garbage written) at a lone
+   * surrogate, which the encoder then handles as it always has.
+   */
+  #putUtf8(s: string, at: number): number {
+    const buf = this.#buf;
+    let o = at;
+    for (let k = 0; k < s.length; k++) {
+      const c = s.charCodeAt(k);
+      if (c < 0x80) {
+        buf[o++] = c;
+      } else if (c < 0x800) {
+        buf[o++] = 0xc0 | (c >> 6);
+        buf[o++] = 0x80 | (c & 0x3f);
+      } else if (c < 0xd800 || c > 0xdfff) {
+        buf[o++] = 0xe0 | (c >> 12);
+        buf[o++] = 0x80 | ((c >> 6) & 0x3f);
+        buf[o++] = 0x80 | (c & 0x3f);
+      } else {
+        const low = c <= 0xdbff ? s.charCodeAt(k + 1) : Number.NaN;
+        if (!(low >= 0xdc00 && low <= 0xdfff)) return -1;
+        const cp = ((c - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+        buf[o++] = 0xf0 | (cp >> 18);
+        buf[o++] = 0x80 | ((cp >> 12) & 0x3f);
+        buf[o++] = 0x80 | ((cp >> 6) & 0x3f);
+        buf[o++] = 0x80 | (cp & 0x3f);
+        k++;
+      }
+    }
+    return o - at;
   }
 
   /** A blob of one octet per UTF-16 unit, as Buffer.from(s, 'ascii') encodes it. */
@@ -134,6 +177,29 @@ export class ByteWriter {
     this.length += 8 + n;
   }
 
+  /** Reserves `n` octets to be written later with the put methods; their content is undefined until then. */
+  skip(n: number): void {
+    this.#room(n);
+    this.length += n;
+  }
+
+  /** Writes octets at `at`, inside what is already written or reserved. */
+  putBytesAt(at: number, b: Uint8Array): void {
+    this.#buf.set(b, at);
+  }
+
+  /** Copies written octets [start, end) to `target` within this writer (the ranges may overlap). */
+  copyWithin(target: number, start: number, end: number): void {
+    this.#buf.copyWithin(target, start, end);
+  }
+
+  /** Moves octets [from, length) by `delta` (either way), so that the writer ends `delta` octets later. */
+  shiftTail(from: number, delta: number): void {
+    if (delta > 0) this.#room(delta);
+    this.#buf.copyWithin(from + delta, from, this.length);
+    this.length += delta;
+  }
+
   /** Overwrites a u64be count written earlier at `at` (a placeholder reserved with u64(0)). */
   patchU64(at: number, n: number): void {
     this.#putU64(at, n);
@@ -159,6 +225,11 @@ export class ByteWriter {
   /** A view of written octets; valid until the next write or reset. */
   view(start = 0, end = this.length): Buffer {
     return this.#buf.subarray(start, end);
+  }
+
+  /** A plain Uint8Array view of written octets (cheaper to make than a Buffer view); valid until the next write or reset. */
+  octets(start = 0, end = this.length): Uint8Array {
+    return new Uint8Array(this.#buf.buffer, this.#buf.byteOffset + start, end - start);
   }
 
   /** A copy of written octets that the caller owns. */

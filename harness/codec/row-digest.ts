@@ -51,47 +51,73 @@ function readSchemaHash(hashText: string): Uint8Array {
   return lastHashRaw;
 }
 
-const bodyScratch = new ByteWriter(1024);
 const preimage = new ByteWriter(1024);
+/** The key length of the last row digested: the gap left for the identity before the body is written. */
+let keyLengthGuess = 0;
 
 /**
- * Validates and encodes the row body in one pass, then lays out the whole
- * preimage in one buffer and hashes it once; identity and body are copied out.
+ * Validates and encodes the row body in one pass straight into the preimage,
+ * then hashes the preimage once; identity and body are copied out together.
+ *
+ * The preimage is ROW_DIGEST_DOMAIN || schema hash || u64(identity length) ||
+ * identity || u64(body length) || body || text(server version), and the
+ * identity ends with the key's typed value, which is known only once the body
+ * is written. So the body is written after a gap sized for the previous row's
+ * key (the same for every row of an int or int64 key, and for most string
+ * keys of one table); a key of another length moves the body once. Then the
+ * identity and both lengths are filled in, and the octets are those of the
+ * layout above exactly.
  */
 function digestWithPlan(input: RowDigestInput, plan: RowPlan, hash: Uint8Array): RowDigestResult {
-  const body = bodyScratch;
-  body.reset();
-  const key = writeRowBody(input.table, plan, input.row, input.pk, body);
   const w = preimage;
   w.reset();
   w.bytes(ROW_DIGEST_DOMAIN);
   w.bytes(hash);
   const identityLengthAt = w.length;
-  w.u64(0);
-  const identityStart = w.length;
-  w.bytes(plan.identityPrefix);
-  w.append(body, key.start, key.end);
-  const identityEnd = w.length;
-  w.patchU64(identityLengthAt, identityEnd - identityStart);
-  w.u64(body.length);
-  w.append(body);
+  const identityStart = identityLengthAt + 8;
+  const keyAt = identityStart + plan.identityPrefix.length;
+  w.skip(8 + plan.identityPrefix.length + keyLengthGuess + 8);
+  let bodyStart = w.length;
+  const key = writeRowBody(input.table, plan, input.row, input.pk, w);
+  let keyStart = key.start;
+  const keyLength = key.end - key.start;
+  if (keyLength !== keyLengthGuess) {
+    const delta = keyLength - keyLengthGuess;
+    w.shiftTail(bodyStart, delta);
+    bodyStart += delta;
+    keyStart += delta;
+    keyLengthGuess = keyLength;
+  }
+  const bodyEnd = w.length;
+  const identityLength = plan.identityPrefix.length + keyLength;
+  w.patchU64(identityLengthAt, identityLength);
+  w.putBytesAt(identityStart, plan.identityPrefix);
+  w.copyWithin(keyAt, keyStart, keyStart + keyLength);
+  w.patchU64(bodyStart - 8, bodyEnd - bodyStart);
   w.utf8Blob(input.serverVersion);
   // One-shot SHA-256 of the whole preimage: the same octets as an incremental hash, without a hash object per row.
   // The digest's own buffer is handed out as a plain Uint8Array view (no copy); it belongs to this result alone.
-  const hashed = sha256Once('sha256', w.view(), 'buffer');
+  const hashed = sha256Once('sha256', w.octets(), 'buffer');
   const digest = new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
-  // Identity and body share one allocation: two views that do not overlap.
-  const identityLength = identityEnd - identityStart;
-  const parts = Buffer.allocUnsafe(identityLength + body.length);
-  w.copyTo(parts, 0, identityStart, identityEnd);
-  body.copyTo(parts, identityLength);
-  return { identity: parts.subarray(0, identityLength), body: parts.subarray(identityLength), digest };
+  // Identity and body share one allocation, copied at once with the body length between them: two views that do not overlap.
+  const parts = Buffer.allocUnsafe(bodyEnd - identityStart);
+  w.copyTo(parts, 0, identityStart, bodyEnd);
+  // Plain Uint8Array views, like the digest: cheaper to make than Buffer views.
+  const identity = new Uint8Array(parts.buffer, parts.byteOffset, identityLength);
+  const body = new Uint8Array(parts.buffer, parts.byteOffset + identityLength + 8, bodyEnd - bodyStart);
+  return { identity, body, digest };
 }
+
+// The last server version accepted: a page's rows often share one, and a string equal to it needs no second check.
+let lastServerVersion = '';
 
 /** Validates the row, then returns its identity, body and digest. */
 export function digestRow(input: RowDigestInput): RowDigestResult {
   const hash = readSchemaHash(input.schemaHash);
-  checkServerVersion(input.serverVersion, '#server_version');
+  if (input.serverVersion !== lastServerVersion || lastServerVersion === '') {
+    checkServerVersion(input.serverVersion, '#server_version');
+    lastServerVersion = input.serverVersion;
+  }
   const plan = rowPlan(input.table);
   if (plan !== undefined) return digestWithPlan(input, plan, hash);
   const { values, pk } = readRow(input.table, input.row, input.pk);

@@ -12,7 +12,7 @@
  */
 import { ByteWriter } from './byte-writer.ts';
 import { pointer } from './errors.ts';
-import { isKeyType } from './portable-types.ts';
+import { isKeyType, type PortableType, TYPE_TAGS } from './portable-types.ts';
 import { ROW_ID_DOMAIN } from './row-identity.ts';
 import type { TableShape } from './table-shape.ts';
 import { isWellFormedText } from './unicode.ts';
@@ -23,8 +23,8 @@ export interface RowPlan {
   specs: readonly (ColumnSpec & { nullable: boolean })[];
   /** Whether each spec passes checkColumnSpec (a failing one is checked again per row, to report it in order). */
   specChecked: readonly boolean[];
-  /** text(field_id) octets in body order. */
-  fieldNames: readonly Uint8Array[];
+  /** text(field_id) || type tag, in body order: the octets before each field's presence octet. */
+  fieldHeaders: readonly Uint8Array[];
   /** JSON pointer of each field in a row read at the root. */
   rootPaths: readonly string[];
   /** Index of the key field in body order. */
@@ -37,9 +37,10 @@ export interface RowPlan {
 
 const plans = new WeakMap<TableShape, RowPlan | null>();
 
-function textOctets(s: string): Uint8Array {
-  const w = new ByteWriter(8 + s.length * 3);
-  w.utf8Blob(s);
+function fieldHeader(fieldId: string, type: PortableType): Uint8Array {
+  const w = new ByteWriter(9 + fieldId.length * 3);
+  w.utf8Blob(fieldId);
+  w.u8(TYPE_TAGS[type]);
   return w.copy();
 }
 
@@ -70,7 +71,7 @@ function buildPlan(shape: TableShape): RowPlan | null {
   return {
     specs,
     specChecked,
-    fieldNames: shape.bodyOrder.map(textOctets),
+    fieldHeaders: specs.map((spec, k) => fieldHeader(shape.bodyOrder[k] as string, spec.type)),
     rootPaths: shape.bodyOrder.map((id) => pointer('', id)),
     pkIndex,
     pkSpec: { type: shape.pkType, nullable: false },
@@ -78,12 +79,19 @@ function buildPlan(shape: TableShape): RowPlan | null {
   };
 }
 
+// The last shape asked for and its plan: rows of one table arrive in long runs.
+let lastShape: TableShape | undefined;
+let lastPlan: RowPlan | null = null;
+
 /** The shape's plan, or undefined when the shape needs the general path. */
 export function rowPlan(shape: TableShape): RowPlan | undefined {
+  if (shape === lastShape) return lastPlan ?? undefined;
   let plan = plans.get(shape);
   if (plan === undefined) {
     plan = buildPlan(shape);
     plans.set(shape, plan);
   }
+  lastShape = shape;
+  lastPlan = plan;
   return plan ?? undefined;
 }

@@ -8,8 +8,8 @@ import { CodecError, pointer } from './errors.ts';
 import type { RowPlan } from './row-plan.ts';
 import { parseJson, RawNumber } from './strict-json.ts';
 import type { TableShape } from './table-shape.ts';
-import { encodeTypedValue, writeWireValue } from './typed-value.ts';
-import { type ColumnSpec, type PortableValue, readPortable } from './wire-values.ts';
+import { encodeTypedValue, writeWireValue, writeWireValueAfterTag } from './typed-value.ts';
+import { type ColumnSpec, checkColumnSpec, type PortableValue, readPortable } from './wire-values.ts';
 
 export interface ReadRow {
   values: ReadonlyMap<string, PortableValue>;
@@ -38,21 +38,35 @@ export function readRow(shape: TableShape, row: unknown, pkWire: unknown | undef
 
 /** The row as an object whose members are all synced fields of the shape. */
 function rowObject(shape: TableShape, row: unknown, path: string): Record<string, unknown> {
+  checkRowMembers(shape, row, path);
+  return row as Record<string, unknown>;
+}
+
+/**
+ * Refuses a row that is not an object or has a member that is no synced field
+ * of the shape; otherwise returns how many members it has. Those members are
+ * distinct field IDs of the shape, so a count equal to the shape's field count
+ * means every field is present.
+ */
+function checkRowMembers(shape: TableShape, row: unknown, path: string): number {
   if (typeof row !== 'object' || row === null || Array.isArray(row) || row instanceof RawNumber) {
     throw new CodecError('wrong_json_type', path, 'a row is a JSON object keyed by field ID');
   }
   const r = row as Record<string, unknown>;
+  let members = 0;
   if (Object.getPrototypeOf(r) === null) {
     // A row from the strict reader has no prototype, so for-in visits exactly its own keys, without building a key array.
     for (const key in r) {
       if (!shape.fields.has(key)) throw new CodecError('unknown_field', pointer(path, key), `${shape.tableId} has no synced field ${key}`);
+      members++;
     }
-    return r;
+    return members;
   }
   for (const key of Object.keys(r)) {
     if (!shape.fields.has(key)) throw new CodecError('unknown_field', pointer(path, key), `${shape.tableId} has no synced field ${key}`);
+    members++;
   }
-  return r;
+  return members;
 }
 
 function checkSeparateKey(shape: TableShape, inRowOctets: Uint8Array, pkWire: unknown, path: string): void {
@@ -92,17 +106,23 @@ export interface KeySpan {
  * the key's typed value was written, for the row identity.
  */
 export function writeRowBody(shape: TableShape, plan: RowPlan, row: unknown, pkWire: unknown | undefined, out: ByteWriter): KeySpan {
-  const r = rowObject(shape, row, '');
+  const members = checkRowMembers(shape, row, '');
+  const r = row as Record<string, unknown>;
   const order = shape.bodyOrder;
+  // Every member is a distinct field of the shape, so as many members as fields means none is missing.
+  const complete = members === order.length;
   const key: KeySpan = { start: 0, end: 0 };
   out.u32(order.length);
   for (let k = 0; k < order.length; k++) {
     const fieldId = order[k] as string;
     const where = plan.rootPaths[k] as string;
-    if (!Object.hasOwn(r, fieldId)) throw new CodecError('missing_field', where, `row lacks field ${fieldId}`);
-    out.bytes(plan.fieldNames[k] as Uint8Array);
-    if (k === plan.pkIndex) key.start = out.length;
-    writeWireValue(out, plan.specs[k] as ColumnSpec, r[fieldId], where, plan.specChecked[k] === true);
+    if (!complete && !Object.hasOwn(r, fieldId)) throw new CodecError('missing_field', where, `row lacks field ${fieldId}`);
+    const spec = plan.specs[k] as ColumnSpec;
+    if (plan.specChecked[k] !== true) checkColumnSpec(spec, where);
+    if (k === plan.pkIndex) key.start = out.length + (plan.fieldHeaders[k] as Uint8Array).length - 1;
+    // The field's name and its value's type tag are fixed per table: one copy of octets made once (row-plan.ts).
+    out.bytes(plan.fieldHeaders[k] as Uint8Array);
+    writeWireValueAfterTag(out, spec, r[fieldId], where);
     if (k === plan.pkIndex) key.end = out.length;
   }
   if (pkWire !== undefined) checkSeparateKeyInPlace(shape, plan, out, key, pkWire);

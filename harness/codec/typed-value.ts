@@ -86,17 +86,26 @@ export function writeTypedValue(w: ByteWriter, v: PortableValue): void {
  */
 export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path: string, specChecked: boolean): void {
   if (!specChecked) checkColumnSpec(spec, path);
-  const tag = TYPE_TAGS[spec.type];
+  w.u8(TYPE_TAGS[spec.type]);
+  writeWireValueAfterTag(w, spec, v, path);
+}
+
+/**
+ * writeWireValue after its type tag: validates the value, then appends its
+ * presence octet and payload. A row body writes each field's tag together
+ * with the field's name (both fixed per table), then this. Octets already
+ * written when a value is refused are of no use to anyone (the writer is
+ * scratch), so only the refusal itself, and its order, matter.
+ */
+export function writeWireValueAfterTag(w: ByteWriter, spec: ColumnSpec, v: unknown, path: string): void {
   if (v === null) {
     if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
-    w.u8(tag);
     w.u8(PRESENCE_NULL);
     return;
   }
   switch (spec.type) {
     case 'string': {
       const s = readString(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       // readString has refused lone surrogates, so the text has a UTF-8 form.
       w.utf8Blob(s);
@@ -104,7 +113,6 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
     }
     case 'int': {
       const n = readInt(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       w.i32(n);
       return;
@@ -113,7 +121,6 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
       // Most keys are short: those skip the BigInt. Anything else is read, or refused, before a byte is written, as always.
       const short = shortInt64(v);
       const long = short === undefined ? readInt64(v, path) : 0n;
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       if (short !== undefined) w.i64FromSafeInteger(short);
       else w.i64(long);
@@ -121,14 +128,12 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
     }
     case 'float': {
       const n = readFloat(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       w.f64(n === 0 ? 0 : n);
       return;
     }
     case 'boolean': {
       const b = readBoolean(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       w.u8(b ? 1 : 0);
       return;
@@ -138,14 +143,12 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
     case 'date':
     case 'time': {
       const t = spec.type === 'decimal' ? readDecimal(v, spec, path) : spec.type === 'datetime' ? readDatetime(v, path) : spec.type === 'date' ? readDate(v, path) : readTime(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       w.latin1Blob(t);
       return;
     }
     case 'json': {
       const t = readJson(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       // Accepted json text is I-JSON: its strings hold no lone surrogate, and outside strings it is ASCII.
       w.utf8Blob(t);
@@ -153,7 +156,6 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
     }
     case 'bytes': {
       const t = checkBytesText(v, path);
-      w.u8(tag);
       w.u8(PRESENCE_VALUE);
       w.base64urlBlob(t);
       return;

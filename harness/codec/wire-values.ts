@@ -44,10 +44,6 @@ export const INT64_MAX = 9223372036854775807n;
 
 const INTEGER_TEXT = /^(?:0|-?[1-9][0-9]*)$/;
 const DECIMAL_TEXT = /^(?:0|-?(?:0\.[0-9]*[1-9]|[1-9][0-9]*(?:\.[0-9]*[1-9])?))$/;
-const DATE_TEXT = /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/;
-const TIME_TEXT = /^(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}$/;
-const DATETIME_TEXT =
-  /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}Z$/;
 const BASE64URL_TEXT = /^[A-Za-z0-9_-]*$/;
 
 function describe(v: unknown): string {
@@ -80,6 +76,59 @@ function digitsAt(s: string, from: number, count: number): number {
 /** Year, month and day of text that starts with a YYYY-MM-DD matched by a pattern. */
 function isCalendarDateText(s: string): boolean {
   return isCalendarDate(digitsAt(s, 0, 4), digitsAt(s, 5, 2), digitsAt(s, 8, 2));
+}
+
+/** The two ASCII digits at s[at], s[at + 1] as 0..99, or -1 when either is not a digit. */
+function twoDigitsAt(s: string, at: number): number {
+  const hi = s.charCodeAt(at) - 0x30;
+  const lo = s.charCodeAt(at + 1) - 0x30;
+  return hi >= 0 && hi <= 9 && lo >= 0 && lo <= 9 ? hi * 10 + lo : -1;
+}
+
+/**
+ * Whether s[0, 10) has the shape of YYYY-MM-DD (four digits, month 01-12, day
+ * 01-31). The date and time texts have fixed positions, so they are checked
+ * position by position rather than with a regular expression run per value
+ * (test/codec/row-digest-fast-paths.test.ts pins them to the patterns).
+ */
+function hasDateShape(s: string): boolean {
+  const month = twoDigitsAt(s, 5);
+  const day = twoDigitsAt(s, 8);
+  return (
+    twoDigitsAt(s, 0) >= 0 &&
+    twoDigitsAt(s, 2) >= 0 &&
+    s.charCodeAt(4) === 0x2d &&
+    month >= 1 &&
+    month <= 12 &&
+    s.charCodeAt(7) === 0x2d &&
+    day >= 1 &&
+    day <= 31
+  );
+}
+
+/** Whether s[at, at + 15) has the shape of HH:MM:SS.ffffff: HH (00-23), MM and SS (00-59), six fraction digits. */
+function hasTimeShapeAt(s: string, at: number): boolean {
+  const hour = twoDigitsAt(s, at);
+  const minute = twoDigitsAt(s, at + 3);
+  const second = twoDigitsAt(s, at + 6);
+  if (hour < 0 || hour > 23 || s.charCodeAt(at + 2) !== 0x3a || minute < 0 || minute > 59) return false;
+  if (s.charCodeAt(at + 5) !== 0x3a || second < 0 || second > 59 || s.charCodeAt(at + 8) !== 0x2e) return false;
+  return twoDigitsAt(s, at + 9) >= 0 && twoDigitsAt(s, at + 11) >= 0 && twoDigitsAt(s, at + 13) >= 0;
+}
+
+/** Whether s is YYYY-MM-DD with month 01-12 and day 01-31 (the calendar is checked apart). */
+export function isDateText(s: string): boolean {
+  return s.length === 10 && hasDateShape(s);
+}
+
+/** Whether s is YYYY-MM-DDTHH:MM:SS.ffffffZ with the ranges of isDateText and isTimeText. */
+export function isDatetimeText(s: string): boolean {
+  return s.length === 27 && hasDateShape(s) && s.charCodeAt(10) === 0x54 && hasTimeShapeAt(s, 11) && s.charCodeAt(26) === 0x5a;
+}
+
+/** Whether s is HH:MM:SS.ffffff with hours 00-23, minutes and seconds 00-59. */
+export function isTimeText(s: string): boolean {
+  return s.length === 15 && hasTimeShapeAt(s, 0);
 }
 
 export function readString(v: unknown, path = ''): string {
@@ -164,21 +213,21 @@ export function readBoolean(v: unknown, path = ''): boolean {
 
 export function readDatetime(v: unknown, path = ''): string {
   if (typeof v !== 'string') wrongType('a JSON string', v, path);
-  if (!DATETIME_TEXT.test(v)) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not YYYY-MM-DDTHH:MM:SS.ffffffZ`);
+  if (!isDatetimeText(v)) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not YYYY-MM-DDTHH:MM:SS.ffffffZ`);
   if (!isCalendarDateText(v)) throw new CodecError('invalid_datetime', path, `${JSON.stringify(v)} is not a calendar date`);
   return v;
 }
 
 export function readDate(v: unknown, path = ''): string {
   if (typeof v !== 'string') wrongType('a JSON string', v, path);
-  if (!DATE_TEXT.test(v)) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not YYYY-MM-DD`);
+  if (!isDateText(v)) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not YYYY-MM-DD`);
   if (!isCalendarDateText(v)) throw new CodecError('invalid_date', path, `${JSON.stringify(v)} is not a calendar date`);
   return v;
 }
 
 export function readTime(v: unknown, path = ''): string {
   if (typeof v !== 'string') wrongType('a JSON string', v, path);
-  if (!TIME_TEXT.test(v)) throw new CodecError('invalid_time', path, `${JSON.stringify(v)} is not HH:MM:SS.ffffff`);
+  if (!isTimeText(v)) throw new CodecError('invalid_time', path, `${JSON.stringify(v)} is not HH:MM:SS.ffffff`);
   return v;
 }
 

@@ -1,7 +1,8 @@
 /**
- * Shortcuts inside the one-pass row digest (decision 381) against the plain
- * reading they skip: a short int64 text written without a BigInt, and a float
- * spelling checked without parsing it twice. Same octets, same refusals.
+ * Shortcuts inside the one-pass row digest (decisions 381 and 402) against the
+ * plain reading they skip: a short int64 text written without a BigInt, a float
+ * spelling checked without parsing it twice, date and time texts checked by
+ * position, and short text encoded to UTF-8 in a loop. Same octets, same refusals.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -21,7 +22,7 @@ import {
   schemaHashRaw,
   toHex,
 } from '../../harness/codec/index.ts';
-import { shortInt64 } from '../../harness/codec/wire-values.ts';
+import { isDatetimeText, isDateText, isTimeText, shortInt64 } from '../../harness/codec/wire-values.ts';
 import { R1_TABLE, r1Row, SCHEMA_HASH } from './fixtures.ts';
 
 function outcome(fn: () => { identity: Uint8Array; body: Uint8Array; digest: Uint8Array }): string {
@@ -106,5 +107,64 @@ test('a float spelling is accepted exactly when it is the canonical text of a fi
       return accepted === (Number.isFinite(Number(text)) && isCanonicalNumberText(text));
     }),
     { numRuns: 2000 },
+  );
+});
+
+// The patterns the date and time readers used before they checked texts position by position.
+const DATE_PATTERN = /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/;
+const TIME_PATTERN = /^(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}$/;
+const DATETIME_PATTERN = /^([0-9]{4})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{6}Z$/;
+
+test('the positional date, time and datetime checks accept exactly what their patterns match (property)', () => {
+  // Texts near the valid shapes: each character drawn from digits, the separators and a few others.
+  const near = (template: string) =>
+    fc
+      .array(fc.constantFrom(...'0123456789-:.TZ tz/0'), { minLength: template.length - 1, maxLength: template.length + 1 })
+      .chain((chars) => fc.constantFrom(chars.join(''), template.replace(/./g, (c, k) => (/[0-9]/.test(c) ? (chars[k] ?? c) : c))));
+  const cases: [string, (s: string) => boolean, RegExp][] = [
+    ['2024-02-29', isDateText, DATE_PATTERN],
+    ['23:59:59.123456', isTimeText, TIME_PATTERN],
+    ['2024-02-29T23:59:59.123456Z', isDatetimeText, DATETIME_PATTERN],
+  ];
+  for (const [template, check, pattern] of cases) {
+    fc.assert(
+      fc.property(near(template), (s) => check(s) === pattern.test(s)),
+      { numRuns: 3000 },
+    );
+    for (const s of [template, `${template}\n`, ` ${template}`, '', template.replace('2', '\u0662'), template.toLowerCase()]) {
+      assert.equal(check(s), pattern.test(s), JSON.stringify(s));
+    }
+  }
+  for (const [s, expected] of [
+    ['0000-01-01', true],
+    ['9999-12-31', true],
+    ['2024-00-10', false],
+    ['2024-13-10', false],
+    ['2024-01-00', false],
+    ['2024-01-32', false],
+    ['00:00:00.000000', true],
+    ['24:00:00.000000', false],
+    ['23:60:00.000000', false],
+    ['23:59:60.000000', false],
+  ] as const) {
+    assert.equal(s.length === 10 ? isDateText(s) : isTimeText(s), expected, s);
+  }
+});
+
+test('a blob of text writes the same octets as the UTF-8 encoder, short or long, with or without surrogates (property)', () => {
+  const texts = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 80 }),
+    fc.string({ unit: 'binary', maxLength: 80 }),
+    fc.string({ unit: fc.constantFrom('a', '\u00e9', '\u20ac', '\u{1f600}', '\ud800', '\udc00', '\u07ff', '\u0800', '\uffff'), maxLength: 70 }),
+  );
+  fc.assert(
+    fc.property(texts, (s) => {
+      const w = new ByteWriter(8);
+      w.utf8Blob(s);
+      const octets = Buffer.from(s, 'utf8');
+      const expected = Buffer.concat([Buffer.from(octets.length.toString(16).padStart(16, '0'), 'hex'), octets]);
+      return toHex(w.copy()) === toHex(expected);
+    }),
+    { numRuns: 3000 },
   );
 });
