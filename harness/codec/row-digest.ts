@@ -7,7 +7,7 @@ import { ByteWriter } from './byte-writer.ts';
 import { blob, domain, text } from './bytes.ts';
 import { CodecError } from './errors.ts';
 import { checkServerVersion, schemaHashRaw } from './identifiers.ts';
-import { encodeRowBody, readRow, writeRowBody } from './row.ts';
+import { encodeRowBody, type KeySpan, readRow, writeRowBody } from './row.ts';
 import { decodeRowIdentity, encodeRowIdentity } from './row-identity.ts';
 import { type RowPlan, rowPlan } from './row-plan.ts';
 import type { TableShape } from './table-shape.ts';
@@ -39,19 +39,22 @@ export interface RowDigestResult {
   digest: Uint8Array;
 }
 
-// The last schema hash read: rows of one manifest arrive in long runs.
+// The last schema hash read, and the preimage's first octets for it (ROW_DIGEST_DOMAIN || schema hash): rows of one manifest arrive in long runs.
 let lastHashText = '';
 let lastHashRaw: Uint8Array = new Uint8Array(0);
+let lastPreimageHead: Uint8Array = new Uint8Array(0);
 
 function readSchemaHash(hashText: string): Uint8Array {
   if (hashText !== lastHashText || lastHashText === '') {
     lastHashRaw = schemaHashRaw(hashText, '#schema_hash');
+    lastPreimageHead = Buffer.concat([ROW_DIGEST_DOMAIN, lastHashRaw]);
     lastHashText = hashText;
   }
   return lastHashRaw;
 }
 
 const preimage = new ByteWriter(1024);
+const keySpan: KeySpan = { start: 0, end: 0 };
 /** The key length of the last row digested: the gap left for the identity before the body is written. */
 let keyLengthGuess = 0;
 
@@ -68,17 +71,16 @@ let keyLengthGuess = 0;
  * identity and both lengths are filled in, and the octets are those of the
  * layout above exactly.
  */
-function digestWithPlan(input: RowDigestInput, plan: RowPlan, hash: Uint8Array): RowDigestResult {
+function digestWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): RowDigestResult {
   const w = preimage;
   w.reset();
-  w.bytes(ROW_DIGEST_DOMAIN);
-  w.bytes(hash);
+  w.bytes(preimageHead);
   const identityLengthAt = w.length;
   const identityStart = identityLengthAt + 8;
   const keyAt = identityStart + plan.identityPrefix.length;
   w.skip(8 + plan.identityPrefix.length + keyLengthGuess + 8);
   let bodyStart = w.length;
-  const key = writeRowBody(input.table, plan, input.row, input.pk, w);
+  const key = writeRowBody(input.table, plan, input.row, input.pk, w, keySpan);
   let keyStart = key.start;
   const keyLength = key.end - key.start;
   if (keyLength !== keyLengthGuess) {
@@ -119,7 +121,7 @@ export function digestRow(input: RowDigestInput): RowDigestResult {
     lastServerVersion = input.serverVersion;
   }
   const plan = rowPlan(input.table);
-  if (plan !== undefined) return digestWithPlan(input, plan, hash);
+  if (plan !== undefined) return digestWithPlan(input, plan, lastPreimageHead);
   const { values, pk } = readRow(input.table, input.row, input.pk);
   const identity = encodeRowIdentity(input.table.tableId, input.table.pkFieldId, pk);
   const body = encodeRowBody(input.table, values);

@@ -15,6 +15,7 @@ import { pointer } from './errors.ts';
 import { isKeyType, type PortableType, TYPE_TAGS } from './portable-types.ts';
 import { ROW_ID_DOMAIN } from './row-identity.ts';
 import type { TableShape } from './table-shape.ts';
+import { WIRE_VALUE_WRITERS, type WireValueWriter } from './typed-value.ts';
 import { isWellFormedText } from './unicode.ts';
 import { type ColumnSpec, checkColumnSpec } from './wire-values.ts';
 
@@ -23,6 +24,8 @@ export interface RowPlan {
   specs: readonly (ColumnSpec & { nullable: boolean })[];
   /** Whether each spec passes checkColumnSpec (a failing one is checked again per row, to report it in order). */
   specChecked: readonly boolean[];
+  /** Each field's value writer (by its type), in body order. */
+  writers: readonly WireValueWriter[];
   /** text(field_id) || type tag, in body order: the octets before each field's presence octet. */
   fieldHeaders: readonly Uint8Array[];
   /** JSON pointer of each field in a row read at the root. */
@@ -71,6 +74,7 @@ function buildPlan(shape: TableShape): RowPlan | null {
   return {
     specs,
     specChecked,
+    writers: specs.map((spec) => WIRE_VALUE_WRITERS[spec.type]),
     fieldHeaders: specs.map((spec, k) => fieldHeader(shape.bodyOrder[k] as string, spec.type)),
     rootPaths: shape.bodyOrder.map((id) => pointer('', id)),
     pkIndex,

@@ -8,7 +8,7 @@ import { CodecError, pointer } from './errors.ts';
 import type { RowPlan } from './row-plan.ts';
 import { parseJson, RawNumber } from './strict-json.ts';
 import type { TableShape } from './table-shape.ts';
-import { encodeTypedValue, writeWireValue, writeWireValueAfterTag } from './typed-value.ts';
+import { encodeTypedValue, type WireValueWriter, writeWireValue } from './typed-value.ts';
 import { type ColumnSpec, checkColumnSpec, type PortableValue, readPortable } from './wire-values.ts';
 
 export interface ReadRow {
@@ -103,15 +103,17 @@ export interface KeySpan {
  * checks in the same order (unknown members, then each field in body order,
  * then the separate key), each value validated and written straight into
  * `out`, and no per-field path built unless a field is refused. Returns where
- * the key's typed value was written, for the row identity.
+ * the key's typed value was written, for the row identity (in `key`, when the
+ * caller passes a span to reuse).
  */
-export function writeRowBody(shape: TableShape, plan: RowPlan, row: unknown, pkWire: unknown | undefined, out: ByteWriter): KeySpan {
+export function writeRowBody(shape: TableShape, plan: RowPlan, row: unknown, pkWire: unknown | undefined, out: ByteWriter, key: KeySpan = { start: 0, end: 0 }): KeySpan {
   const members = checkRowMembers(shape, row, '');
   const r = row as Record<string, unknown>;
   const order = shape.bodyOrder;
   // Every member is a distinct field of the shape, so as many members as fields means none is missing.
   const complete = members === order.length;
-  const key: KeySpan = { start: 0, end: 0 };
+  key.start = 0;
+  key.end = 0;
   out.u32(order.length);
   for (let k = 0; k < order.length; k++) {
     const fieldId = order[k] as string;
@@ -122,7 +124,7 @@ export function writeRowBody(shape: TableShape, plan: RowPlan, row: unknown, pkW
     if (k === plan.pkIndex) key.start = out.length + (plan.fieldHeaders[k] as Uint8Array).length - 1;
     // The field's name and its value's type tag are fixed per table: one copy of octets made once (row-plan.ts).
     out.bytes(plan.fieldHeaders[k] as Uint8Array);
-    writeWireValueAfterTag(out, spec, r[fieldId], where);
+    (plan.writers[k] as WireValueWriter)(out, spec, r[fieldId], where);
     if (k === plan.pkIndex) key.end = out.length;
   }
   if (pkWire !== undefined) checkSeparateKeyInPlace(shape, plan, out, key, pkWire);

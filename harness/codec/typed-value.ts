@@ -3,7 +3,7 @@
  */
 import { ByteWriter } from './byte-writer.ts';
 import { CodecError } from './errors.ts';
-import { TYPE_TAGS } from './portable-types.ts';
+import { type PortableType, TYPE_TAGS } from './portable-types.ts';
 import { isWellFormedText } from './unicode.ts';
 import {
   type ColumnSpec,
@@ -98,70 +98,95 @@ export function writeWireValue(w: ByteWriter, spec: ColumnSpec, v: unknown, path
  * scratch), so only the refusal itself, and its order, matter.
  */
 export function writeWireValueAfterTag(w: ByteWriter, spec: ColumnSpec, v: unknown, path: string): void {
-  if (v === null) {
-    if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
-    w.u8(PRESENCE_NULL);
-    return;
-  }
-  switch (spec.type) {
-    case 'string': {
-      const s = readString(v, path);
-      w.u8(PRESENCE_VALUE);
-      // readString has refused lone surrogates, so the text has a UTF-8 form.
-      w.utf8Blob(s);
-      return;
-    }
-    case 'int': {
-      const n = readInt(v, path);
-      w.u8(PRESENCE_VALUE);
-      w.i32(n);
-      return;
-    }
-    case 'int64': {
-      // Most keys are short: those skip the BigInt. Anything else is read, or refused, before a byte is written, as always.
-      const short = shortInt64(v);
-      const long = short === undefined ? readInt64(v, path) : 0n;
-      w.u8(PRESENCE_VALUE);
-      if (short !== undefined) w.i64FromSafeInteger(short);
-      else w.i64(long);
-      return;
-    }
-    case 'float': {
-      const n = readFloat(v, path);
-      w.u8(PRESENCE_VALUE);
-      w.f64(n === 0 ? 0 : n);
-      return;
-    }
-    case 'boolean': {
-      const b = readBoolean(v, path);
-      w.u8(PRESENCE_VALUE);
-      w.u8(b ? 1 : 0);
-      return;
-    }
-    case 'decimal':
-    case 'datetime':
-    case 'date':
-    case 'time': {
-      const t = spec.type === 'decimal' ? readDecimal(v, spec, path) : spec.type === 'datetime' ? readDatetime(v, path) : spec.type === 'date' ? readDate(v, path) : readTime(v, path);
-      w.u8(PRESENCE_VALUE);
-      w.latin1Blob(t);
-      return;
-    }
-    case 'json': {
-      const t = readJson(v, path);
-      w.u8(PRESENCE_VALUE);
-      // Accepted json text is I-JSON: its strings hold no lone surrogate, and outside strings it is ASCII.
-      w.utf8Blob(t);
-      return;
-    }
-    case 'bytes': {
-      const t = checkBytesText(v, path);
-      w.u8(PRESENCE_VALUE);
-      w.base64urlBlob(t);
-      return;
-    }
-  }
+  WIRE_VALUE_WRITERS[spec.type](w, spec, v, path);
 }
+
+/** Writes one column's presence octet and payload after its tag (see writeWireValueAfterTag). */
+export type WireValueWriter = (w: ByteWriter, spec: ColumnSpec, v: unknown, path: string) => void;
+
+function writeNull(w: ByteWriter, spec: ColumnSpec, path: string): void {
+  if (spec.nullable === false) throw new CodecError('null_not_allowed', path, `null is not allowed for this ${spec.type} field`);
+  w.u8(PRESENCE_NULL);
+}
+
+/**
+ * One writer per portable type, so that a table's row plan can pick each
+ * field's writer once (row-plan.ts) and each call stays small and of one
+ * type, instead of one function switching over all eleven for every value.
+ */
+export const WIRE_VALUE_WRITERS: Readonly<Record<PortableType, WireValueWriter>> = {
+  string(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const s = readString(v, path);
+    w.u8(PRESENCE_VALUE);
+    // readString has refused lone surrogates, so the text has a UTF-8 form.
+    w.utf8Blob(s);
+  },
+  int(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const n = readInt(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.i32(n);
+  },
+  int64(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    // Most keys are short: those skip the BigInt. Anything else is read, or refused, before a byte is written, as always.
+    const short = shortInt64(v);
+    const long = short === undefined ? readInt64(v, path) : 0n;
+    w.u8(PRESENCE_VALUE);
+    if (short !== undefined) w.i64FromSafeInteger(short);
+    else w.i64(long);
+  },
+  float(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const n = readFloat(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.f64(n === 0 ? 0 : n);
+  },
+  boolean(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const b = readBoolean(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.u8(b ? 1 : 0);
+  },
+  decimal(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const t = readDecimal(v, spec, path);
+    w.u8(PRESENCE_VALUE);
+    w.latin1Blob(t);
+  },
+  datetime(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const t = readDatetime(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.latin1Blob(t);
+  },
+  date(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const t = readDate(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.latin1Blob(t);
+  },
+  time(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const t = readTime(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.latin1Blob(t);
+  },
+  json(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const t = readJson(v, path);
+    w.u8(PRESENCE_VALUE);
+    // Accepted json text is I-JSON: its strings hold no lone surrogate, and outside strings it is ASCII.
+    w.utf8Blob(t);
+  },
+  bytes(w, spec, v, path) {
+    if (v === null) return writeNull(w, spec, path);
+    const t = checkBytesText(v, path);
+    w.u8(PRESENCE_VALUE);
+    w.base64urlBlob(t);
+  },
+};
 
 const scratch = new ByteWriter(256);
 

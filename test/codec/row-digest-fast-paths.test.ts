@@ -2,7 +2,8 @@
  * Shortcuts inside the one-pass row digest (decisions 381 and 402) against the
  * plain reading they skip: a short int64 text written without a BigInt, a float
  * spelling checked without parsing it twice, date and time texts checked by
- * position, and short text encoded to UTF-8 in a loop. Same octets, same refusals.
+ * position, and short text encoded to UTF-8 (or decoded from base64url) in a
+ * loop. Same octets, same refusals.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -162,6 +163,19 @@ test('a blob of text writes the same octets as the UTF-8 encoder, short or long,
       const w = new ByteWriter(8);
       w.utf8Blob(s);
       const octets = Buffer.from(s, 'utf8');
+      const expected = Buffer.concat([Buffer.from(octets.length.toString(16).padStart(16, '0'), 'hex'), octets]);
+      return toHex(w.copy()) === toHex(expected);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('a blob of base64url text writes the octets the decoder gives, short or long (property)', () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 90 }), (octets) => {
+      const text = Buffer.from(octets).toString('base64url');
+      const w = new ByteWriter(8);
+      w.base64urlBlob(text);
       const expected = Buffer.concat([Buffer.from(octets.length.toString(16).padStart(16, '0'), 'hex'), octets]);
       return toHex(w.copy()) === toHex(expected);
     }),
