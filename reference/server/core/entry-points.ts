@@ -13,8 +13,9 @@
  *
  * Cost: the call rides in the same round trip as the COMMIT it replaces (one
  * simple-protocol query: role, call, commit), so the number of round trips per
- * request is unchanged; the body crosses the socket twice more and is hashed
- * once (sha256) by the database for the call record.
+ * request is unchanged; the body crosses the socket twice more (as a text
+ * constant, unescaped) and is hashed once (sha256) by the database for the
+ * call record.
  */
 import type { Pool, PoolClient } from 'pg';
 import { fault } from './faults.ts';
@@ -41,14 +42,25 @@ const ENTRY_POINTS: Readonly<Record<SyncEndpoint, string>> = {
  */
 function dollarQuoted(text: string): string {
   let tag = '$synchro$';
-  // The closing tag must be the first occurrence of the tag after the opening one (text ending in "$synchro" would end it early).
-  for (let n = 0; `${text}${tag}`.indexOf(tag) !== text.length; n++) tag = `$synchro${n}$`;
+  // The closing tag must be the first occurrence of the tag after the opening one: the text must not
+  // hold the tag, nor end in a start of it (text ending in "$synchro" would end the constant early).
+  // Only the text's last characters can meet the closing tag, so they are all that is joined to it.
+  const endsInTag = (t: string) => {
+    const tail = text.slice(Math.max(0, text.length - (t.length - 1)));
+    return `${tail}${t}`.indexOf(t) !== tail.length;
+  };
+  for (let n = 0; text.includes(tag) || endsInTag(tag); n++) tag = `$synchro${n}$`;
   return `${tag}${text}${tag}`;
 }
 
 /** The statements that make the call as synchro_adapter and read its result, for a simple-protocol query. */
 function callStatements(endpoint: SyncEndpoint, userId: string, outcome: CanonicalResult): string {
-  const call = `${ENTRY_POINTS[endpoint]}(${dollarQuoted(userId)}, ${dollarQuoted(JSON.stringify(outcome))}::jsonb)`;
+  // The outcome {"status", "body"} is built by the database from the status and the body as a text
+  // constant: the same jsonb value as parsing its JSON text, without escaping a page of JSON inside a
+  // JSON string here and unescaping it there (a few milliseconds per 1,000-change page on each side).
+  if (!Number.isSafeInteger(outcome.status)) throw new Error(`the ${endpoint} outcome has no integer status`);
+  const outcomeValue = `jsonb_build_object('status', ${outcome.status}, 'body', ${dollarQuoted(outcome.body)}::text)`;
+  const call = `${ENTRY_POINTS[endpoint]}(${dollarQuoted(userId)}, ${outcomeValue})`;
   const role = fault('bound001-entry-call-as-login') ? 'RESET ROLE' : 'SET LOCAL ROLE synchro_adapter'; // fault: server:bound001-entry-call-as-login
   return `${role}; SELECT (r.c ->> 'status')::integer AS status, r.c ->> 'body' AS body FROM ${call} AS r(c)`;
 }
