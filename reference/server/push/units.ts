@@ -338,8 +338,9 @@ function insertPipelineAvailable(): boolean {
  * constraints deferred, the owner setting, the reservation, the source
  * insert, the deferred checks at the unit's end, then the unlocked reads of
  * the applied outcome; but the units of the run go to the database in one
- * simple-protocol query (values as escaped literals), inside a savepoint of
- * the run's own. Only a unit that writes its row and fence goes through
+ * simple-protocol query (values as escaped literals, the statements that
+ * carry them as EXECUTE of forms prepared on the session: decision 416),
+ * inside a savepoint of the run's own. Only a unit that writes its row and fence goes through
  * there: when one does not (its key is taken, a trigger or policy swallowed
  * the row, a value or constraint fails), the query stops at it, the whole
  * run is rolled back, the units before it are sent again, and the failing
