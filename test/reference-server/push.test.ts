@@ -401,6 +401,39 @@ test('the push entry point refuses a caller transaction with a pending deferred 
   }, setup);
 });
 
+test('a run of inserts uses statements prepared on its session; a session that lost them (DEALLOCATE ALL) decides the run the same', async () => {
+  await withServer(async (h, s) => {
+    const pool = new pg.Pool({ connectionString: h.url, max: 2 });
+    const manifests = new ManifestStore(pool);
+    const db = await pool.connect();
+    const pushed = async (keys: string[]) => {
+      await db.query('BEGIN');
+      const batch = keys.map((k) => insertNote(s, k, { body: k }));
+      const done = await pushInCallerTransaction(db, manifests, 'u1', pushBody(s, batch));
+      await db.query('COMMIT');
+      const body = JSON.parse(done.body) as { accepted: Array<{ mutation_id: string }>; rejected: Array<{ mutation_id: string; code: string }> };
+      const byId = new Map<string, string>([...body.accepted.map((o): [string, string] => [o.mutation_id, 'applied']), ...body.rejected.map((o): [string, string] => [o.mutation_id, o.code])]);
+      return batch.map((m) => byId.get(m.mutation_id));
+    };
+    const prepared = async () => (await db.query("SELECT count(*)::int n FROM pg_prepared_statements WHERE name LIKE 'synchro_push_%'")).rows[0].n as number;
+    try {
+      assert.deepEqual(await pushed(['p1', 'p2']), ['applied', 'applied']);
+      // The write, the check and the two reads of the notes relation's unit, prepared once.
+      assert.equal(await prepared(), 4);
+      await db.query('DEALLOCATE ALL');
+      // The run fails at its first EXECUTE (not by a unit's values): it is decided unit by unit, and prepared again.
+      assert.deepEqual(await pushed(['p3', 'p1', 'p4']), ['applied', 'row_already_exists', 'applied']);
+      assert.deepEqual(await pushed(['p5']), ['applied']);
+      assert.equal(await prepared(), 4);
+      const { rows } = await h.sql.query("SELECT id, body FROM public.notes WHERE id LIKE 'p%' ORDER BY id");
+      assert.deepEqual(rows, ['p1', 'p2', 'p3', 'p4', 'p5'].map((id) => ({ id, body: id })));
+    } finally {
+      db.release();
+      await pool.end();
+    }
+  });
+});
+
 test('deferrable constraints are checked at the end of each push unit', async () => {
   const setup = `CREATE TABLE public.parents (id text PRIMARY KEY);
     CREATE TABLE public.children (id text PRIMARY KEY, parent_id text REFERENCES public.parents DEFERRABLE INITIALLY DEFERRED);

@@ -5,6 +5,7 @@
  * row locks: lock the source row and the fence, compare, then write; the
  * fence trigger allocates the new version.
  */
+import { createHash } from 'node:crypto';
 import type { PoolClient, QueryResult } from 'pg';
 import type { SchemaRef } from '../../../harness/wire/index.ts';
 import { integrityFailure } from '../core/errors.ts';
@@ -13,7 +14,7 @@ import type { Catalog } from '../core/manifests.ts';
 import { toParameter } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
 import { touchesKeyColumn } from './lock-mode.ts';
-import { keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum, stateFromReads, stateReads } from './row-state.ts';
+import { keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum, stateFromReads } from './row-state.ts';
 import type { Mutation } from './validate.ts';
 
 export type Outcome = Record<string, unknown>;
@@ -337,8 +338,9 @@ function insertPipelineAvailable(): boolean {
  * constraints deferred, the owner setting, the reservation, the source
  * insert, the deferred checks at the unit's end, then the unlocked reads of
  * the applied outcome; but the units of the run go to the database in one
- * simple-protocol query (values as escaped literals), inside a savepoint of
- * the run's own. Only a unit that writes its row and fence goes through
+ * simple-protocol query (values as escaped literals, the statements that
+ * carry them as EXECUTE of forms prepared on the session: decision 416),
+ * inside a savepoint of the run's own. Only a unit that writes its row and fence goes through
  * there: when one does not (its key is taken, a trigger or policy swallowed
  * the row, a value or constraint fails), the query stops at it, the whole
  * run is rolled back, the units before it are sent again, and the failing
@@ -361,13 +363,19 @@ async function runInsertRun(ctx: UnitContext, run: ClassifiedUnit[]): Promise<Ou
 
 /** The run in one query: its outcomes, or (everything rolled back) the index of the unit it stopped at. */
 async function tryInsertPipeline(ctx: UnitContext, run: ClassifiedUnit[]): Promise<{ outcomes: Outcome[]; failedAt?: undefined } | { outcomes?: undefined; failedAt: number }> {
-  const parts = run.map(({ m, c }) => insertUnitStatements(ctx, m, c.table as TableDef, c.params ?? []));
+  const forms = run.map(({ c }) => insertUnitForms(ctx, c.table as TableDef, c.params ?? [], parameter));
+  const names = await prepareForms(ctx.db, ctx.schema.hash, forms.flatMap((f) => [f.write, f.check, f.readRow, f.readFence]));
+  const parts = run.map(({ m, c }, k) => insertUnitStatements(ctx, m, c.table as TableDef, c.params ?? [], forms[k] as InsertUnitForms, names));
   const text = ['SAVEPOINT run', ...parts.flat(), 'RELEASE SAVEPOINT run'].join(';\n');
   let results: QueryResult[];
   try {
     results = (await ctx.db.query(text)) as unknown as QueryResult[];
   } catch (e) {
-    return { failedAt: await stoppedAt(ctx, run, e) };
+    const failedAt = await stoppedAt(ctx, run, e);
+    // A unit refused its values (the check, a constraint, a value): the forms are sound. Any other failure may be
+    // a prepared form's (a plan that outlived a change of the relation): the next run prepares afresh.
+    if (!isDataOrIntegrity(e)) await forgetPrepared(ctx.db);
+    return { failedAt };
   }
   const outcomes: Outcome[] = [];
   let at = 1;
@@ -403,35 +411,141 @@ async function stoppedAt(ctx: UnitContext, run: ClassifiedUnit[], e: unknown): P
 }
 
 /**
- * One insert unit as statements without parameters. The source insert takes
- * its row from the reservation, so it writes nothing when the key is taken
- * (INSERT … SELECT types its literals by the target columns, as the
+ * The four statements of an insert unit that carry the unit's values, the
+ * n-th value of each written by `arg(statement, n)`: `$n` gives the
+ * statement's form with parameters
+ * (the same text for every unit of the relation with the same columns), a
+ * literal gives the statement itself. The source insert takes its row from
+ * the reservation, so it writes nothing when the key is taken (INSERT …
+ * SELECT types its untyped values by the target columns, as the
  * parameterized insert does); the check after it fails the unit, by a
  * division by zero, unless the fence of the key was written by this mutation
- * in this transaction (not still reserved, not another writer's).
+ * in this transaction (not still reserved, not another writer's). The reads
+ * are those of stateReads.
  */
-function insertUnitStatements(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>): string[] {
+interface InsertUnitForms {
+  /** Values: 1 the key, 2 the key as the source row's value, then each column value. */
+  write: string;
+  /** Values: 1 the key, 2 the mutation ID. */
+  check: string;
+  /** Value: 1 the key. */
+  readRow: string;
+  /** Value: 1 the key. */
+  readFence: string;
+}
+
+type UnitStatement = keyof InsertUnitForms;
+
+function insertUnitForms(ctx: UnitContext, table: TableDef, params: Array<[string, unknown]>, arg: (statement: UnitStatement, n: number) => string): InsertUnitForms {
   const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
   const tableId = ctx.db.escapeLiteral(table.tableId);
-  const key = `to_jsonb(${ctx.db.escapeLiteral(pkValue(m))}::${pkSql}) #>> '{}'`;
+  const key = (statement: UnitStatement) => `to_jsonb(${arg(statement, 1)}::${pkSql}) #>> '{}'`;
   const cols = [quoteIdent(table.pkColumn), ...params.map(([c]) => quoteIdent(c))];
-  const exprs = [pkValue(m), ...params.map(([, v]) => v)].map((v) => literal(ctx, v));
+  const exprs = cols.map((_, k) => arg('write', k + 2));
   if (table.updatedAtColumn !== null) {
     cols.push(quoteIdent(table.updatedAtColumn));
     exprs.push('now()');
   }
+  return {
+    write: `WITH reserved AS (INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES (${tableId}, ${key('write')}, 'reserved', 'reserved')
+       ON CONFLICT DO NOTHING RETURNING 1)
+     INSERT INTO ${table.qualified} (${cols.join(', ')}) SELECT ${exprs.join(', ')} FROM reserved`,
+    check: `SELECT 1 / count(*) FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key('check')} AND state <> 'reserved'
+       AND mutation_id = ${arg('check', 2)}::uuid AND fenced_xact = pg_current_xact_id()`,
+    readRow: `SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${arg('readRow', 1)}::${pkSql}`,
+    readFence: `SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key('readFence')}`,
+  };
+}
+
+const parameter = (_statement: UnitStatement, n: number) => `$${n}`;
+
+/**
+ * One insert unit as statements without parameters: a statement whose form
+ * is prepared on this session runs as EXECUTE of it with the values as
+ * literals (planned once per session, not once per unit), any other with the
+ * literals written in. Either way the database runs the same statement on
+ * the same values.
+ */
+function insertUnitStatements(ctx: UnitContext, m: Mutation, table: TableDef, params: Array<[string, unknown]>, forms: InsertUnitForms, names: Map<string, string>): string[] {
+  const key = literal(ctx, pkValue(m));
+  const values: Record<UnitStatement, string[]> = {
+    write: [key, key, ...params.map(([, v]) => literal(ctx, v))],
+    check: [key, ctx.db.escapeLiteral(m.mutation_id)],
+    readRow: [key],
+    readFence: [key],
+  };
+  let written: InsertUnitForms | undefined;
+  const statement = (part: UnitStatement) => {
+    const name = names.get(forms[part]);
+    if (name !== undefined) return `EXECUTE ${name}(${values[part].join(', ')})`;
+    written ??= insertUnitForms(ctx, table, params, (s, n) => values[s][n - 1] as string);
+    return written[part];
+  };
   return [
     'SAVEPOINT unit',
     'SET CONSTRAINTS ALL DEFERRED',
     owner(m.mutation_id),
-    `WITH reserved AS (INSERT INTO synchro.row_versions (table_id, pk_text, state, server_version) VALUES (${tableId}, ${key}, 'reserved', 'reserved')
-       ON CONFLICT DO NOTHING RETURNING 1)
-     INSERT INTO ${table.qualified} (${cols.join(', ')}) SELECT ${exprs.join(', ')} FROM reserved`,
-    `SELECT 1 / count(*) FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key} AND state <> 'reserved'
-       AND mutation_id = ${ctx.db.escapeLiteral(m.mutation_id)}::uuid AND fenced_xact = pg_current_xact_id()`,
+    statement('write'),
+    statement('check'),
     ...unitEndStatements(m.mutation_id, 'unit'),
-    ...stateReads(ctx.db, table, pkValue(m)),
+    statement('readRow'),
+    statement('readFence'),
   ];
+}
+
+/**
+ * Prepared statement names on each session (the pool's, or a caller's), by
+ * the form they were prepared from. A session keeps what it prepared until it
+ * ends, whatever its transactions do, so the names are tracked here.
+ */
+const preparedBySession = new WeakMap<PoolClient, Map<string, string>>();
+
+/** Forms prepared on one session at most; past that the others run with their values written in. */
+const MAX_PREPARED_FORMS = 256;
+
+/**
+ * Prepares the forms not yet prepared on this session and answers the names
+ * of those that are. A name hashes the form with the schema it was prepared
+ * under, so a new schema (a column's type changed, say) never meets a plan
+ * whose parameter types came from the old one. Preparing runs inside a
+ * savepoint: a form the database refuses to prepare is simply run with its
+ * values written in, where it meets the same refusal it meets in any push.
+ */
+async function prepareForms(db: PoolClient, schemaHash: string, forms: string[]): Promise<Map<string, string>> {
+  let prepared = preparedBySession.get(db);
+  if (prepared === undefined) {
+    prepared = new Map();
+    preparedBySession.set(db, prepared);
+  }
+  const wanted = new Map<string, string>();
+  for (const form of forms) {
+    if (prepared.has(form) || wanted.has(form)) continue;
+    if (prepared.size + wanted.size >= MAX_PREPARED_FORMS) break;
+    wanted.set(form, `synchro_push_${createHash('sha256').update(schemaHash).update('\0').update(form).digest('hex').slice(0, 32)}`);
+  }
+  if (wanted.size > 0) {
+    const statements = [...wanted].map(([form, name]) => `PREPARE ${name} AS ${form}`);
+    try {
+      await db.query(['SAVEPOINT prepare', ...statements, 'RELEASE SAVEPOINT prepare'].join(';\n'));
+      for (const [form, name] of wanted) prepared.set(form, name);
+    } catch {
+      await db.query('ROLLBACK TO SAVEPOINT prepare; RELEASE SAVEPOINT prepare');
+      // PREPARE is not undone by the rollback: keep the names the statements before the refused one made.
+      const made = await db.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE name = ANY ($1::text[])', [[...wanted.values()]]);
+      const names = new Set(made.rows.map((r) => r.name));
+      for (const [form, name] of wanted) if (names.has(name)) prepared.set(form, name);
+    }
+  }
+  return prepared;
+}
+
+/** Drops every statement this session prepared here; the next run prepares what it needs again. */
+async function forgetPrepared(db: PoolClient): Promise<void> {
+  const prepared = preparedBySession.get(db);
+  if (prepared === undefined || prepared.size === 0) return;
+  preparedBySession.delete(db);
+  const made = await db.query<{ name: string }>('SELECT name FROM pg_prepared_statements WHERE name = ANY ($1::text[])', [[...prepared.values()]]);
+  if (made.rows.length > 0) await db.query(made.rows.map((r) => `DEALLOCATE ${r.name}`).join('; '));
 }
 
 /** A parameter value (text, bytes or null, as toParameter makes them) as an untyped literal. */
