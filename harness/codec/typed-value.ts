@@ -109,6 +109,16 @@ function writeNull(w: ByteWriter, spec: ColumnSpec, path: string): void {
   w.u8(PRESENCE_NULL);
 }
 
+/** The writer of a type whose canonical text is ASCII (decimal and the time types): presence, then the text read by `read`. */
+function latin1TextWriter(read: (v: unknown, spec: ColumnSpec, path: string) => string): WireValueWriter {
+  return (w, spec, v, path) => {
+    if (v === null) return writeNull(w, spec, path);
+    const t = read(v, spec, path);
+    w.u8(PRESENCE_VALUE);
+    w.latin1Blob(t);
+  };
+}
+
 /**
  * One writer per portable type, so that a table's row plan can pick each
  * field's writer once (row-plan.ts) and each call stays small and of one
@@ -149,30 +159,10 @@ export const WIRE_VALUE_WRITERS: Readonly<Record<PortableType, WireValueWriter>>
     w.u8(PRESENCE_VALUE);
     w.u8(b ? 1 : 0);
   },
-  decimal(w, spec, v, path) {
-    if (v === null) return writeNull(w, spec, path);
-    const t = readDecimal(v, spec, path);
-    w.u8(PRESENCE_VALUE);
-    w.latin1Blob(t);
-  },
-  datetime(w, spec, v, path) {
-    if (v === null) return writeNull(w, spec, path);
-    const t = readDatetime(v, path);
-    w.u8(PRESENCE_VALUE);
-    w.latin1Blob(t);
-  },
-  date(w, spec, v, path) {
-    if (v === null) return writeNull(w, spec, path);
-    const t = readDate(v, path);
-    w.u8(PRESENCE_VALUE);
-    w.latin1Blob(t);
-  },
-  time(w, spec, v, path) {
-    if (v === null) return writeNull(w, spec, path);
-    const t = readTime(v, path);
-    w.u8(PRESENCE_VALUE);
-    w.latin1Blob(t);
-  },
+  decimal: latin1TextWriter((v, spec, path) => readDecimal(v, spec, path)),
+  datetime: latin1TextWriter((v, _spec, path) => readDatetime(v, path)),
+  date: latin1TextWriter((v, _spec, path) => readDate(v, path)),
+  time: latin1TextWriter((v, _spec, path) => readTime(v, path)),
   json(w, spec, v, path) {
     if (v === null) return writeNull(w, spec, path);
     const t = readJson(v, path);
