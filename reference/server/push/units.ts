@@ -363,8 +363,20 @@ async function runInsertRun(ctx: UnitContext, run: ClassifiedUnit[]): Promise<Ou
 
 /** The run in one query: its outcomes, or (everything rolled back) the index of the unit it stopped at. */
 async function tryInsertPipeline(ctx: UnitContext, run: ClassifiedUnit[]): Promise<{ outcomes: Outcome[]; failedAt?: undefined } | { outcomes?: undefined; failedAt: number }> {
-  const forms = run.map(({ c }) => insertUnitForms(ctx, c.table as TableDef, c.params ?? [], parameter));
-  const names = await prepareForms(ctx.db, ctx.schema.hash, forms.flatMap((f) => [f.write, f.check, f.readRow, f.readFence]));
+  // Units of one relation with the same columns share their forms: each distinct one is written once per run.
+  const byShape = new Map<string, InsertUnitForms>();
+  const forms = run.map(({ c }) => {
+    const table = c.table as TableDef;
+    const params = c.params ?? [];
+    const shape = [table.tableId, ...params.map(([column]) => column)].join('\u0000');
+    let f = byShape.get(shape);
+    if (f === undefined) {
+      f = insertUnitForms(ctx, table, params, parameter);
+      byShape.set(shape, f);
+    }
+    return f;
+  });
+  const names = await prepareForms(ctx.db, ctx.schema.hash, [...byShape.values()].flatMap((f) => [f.write, f.check, f.readRow, f.readFence]));
   const parts = run.map(({ m, c }, k) => insertUnitStatements(ctx, m, c.table as TableDef, c.params ?? [], forms[k] as InsertUnitForms, names));
   const text = ['SAVEPOINT run', ...parts.flat(), 'RELEASE SAVEPOINT run'].join(';\n');
   let results: QueryResult[];
