@@ -66,14 +66,14 @@ export function isCalendarDate(year: number, month: number, day: number): boolea
   return day >= 1 && day <= days;
 }
 
-/** The digits at s[from, from + count) as a number; the caller has matched them with a pattern. */
+/** The digits at s[from, from + count) as a number; the caller has checked they are digits (hasDateShape). */
 function digitsAt(s: string, from: number, count: number): number {
   let n = 0;
   for (let k = from; k < from + count; k++) n = n * 10 + (s.charCodeAt(k) - 0x30);
   return n;
 }
 
-/** Year, month and day of text that starts with a YYYY-MM-DD matched by a pattern. */
+/** Whether the YYYY-MM-DD at the start of s (its shape checked by hasDateShape) names a day of the calendar. */
 function isCalendarDateText(s: string): boolean {
   return isCalendarDate(digitsAt(s, 0, 4), digitsAt(s, 5, 2), digitsAt(s, 8, 2));
 }
