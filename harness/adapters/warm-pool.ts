@@ -17,6 +17,17 @@ interface Slot<T> {
   item: Promise<T>;
 }
 
+/**
+ * Whether a take prepares the next item. A run whose next scenario will
+ * mostly not run (a sensitivity fault run stops at its first detection) turns
+ * it off, so nothing is started only to be disposed of when the run ends.
+ */
+let preparingAhead = true;
+
+export function prepareAhead(on: boolean): void {
+  preparingAhead = on;
+}
+
 class WarmPool<T> {
   readonly #create: () => Promise<T>;
   readonly #dispose: (item: T) => Promise<void>;
@@ -36,7 +47,7 @@ class WarmPool<T> {
     if (this.#closed) throw new Error('the warm pool was drained: no more items are handed out');
     const slot = this.#ready;
     this.#ready = undefined;
-    this.#prepare();
+    if (preparingAhead) this.#prepare();
     if (slot !== undefined) {
       let item: T | undefined;
       try {
@@ -97,16 +108,19 @@ export function takeWarm<T>(key: string, create: () => Promise<T>, dispose: (ite
 /**
  * A process for `key`: the one spawned ahead when it is still running, else
  * a new one; either way the next one for `key` is spawned once the caller is
- * served. Spawning is synchronous, so unlike `takeWarm` this never waits.
+ * served (unless preparing ahead is off). Spawning is synchronous, so unlike
+ * `takeWarm` this never waits.
  */
 export function takeWarmProcess<P extends WarmProcess>(key: string, spawn: () => P): P {
   const waiting = waitingProcesses.get(key) as P | undefined;
   waitingProcesses.delete(key);
   const process = waiting?.alive ? waiting : spawn();
   if (waiting !== undefined && waiting !== process) void waiting.kill();
-  setImmediate(() => {
-    if (!waitingProcesses.has(key) && !drained) waitingProcesses.set(key, spawn());
-  });
+  if (preparingAhead) {
+    setImmediate(() => {
+      if (!waitingProcesses.has(key) && !drained) waitingProcesses.set(key, spawn());
+    });
+  }
   return process;
 }
 

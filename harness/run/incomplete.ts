@@ -26,13 +26,23 @@ export function incompleteScenarios(cwd: string, paths: readonly string[], defin
   const files = [...new Set(paths.flatMap((path) => globSync(path, { cwd })))].sort();
   const found: Record<string, string> = {};
   const newId = IdGenerator.incrementing();
+  // Pickles share most of their step texts (backgrounds, common steps): each text is matched once.
+  const matchCount = new Map<string, number>();
+  const definitionsMatching = (text: string): number => {
+    let count = matchCount.get(text);
+    if (count === undefined) {
+      count = definitions.filter((definition) => definition.matchesStepName(text)).length;
+      matchCount.set(text, count);
+    }
+    return count;
+  };
   for (const file of files) {
     const uri = relative(cwd, resolve(cwd, file));
     const source = readFileSync(resolve(cwd, file), 'utf8');
     const document = new Parser(new AstBuilder(newId), new GherkinClassicTokenMatcher()).parse(source);
     for (const pickle of compile(document, uri, newId)) {
       const texts = pickle.steps.map((step) => step.text);
-      const missing = texts.find((text) => definitions.filter((definition) => definition.matchesStepName(text)).length !== 1);
+      const missing = texts.find((text) => definitionsMatching(text) !== 1);
       if (missing !== undefined) found[scenarioKey(uri, texts)] = missing;
     }
   }

@@ -11,7 +11,7 @@ import { Ajv2020, _ } from 'ajv/dist/2020.js';
 import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 import { GENERATED_BANNER } from './generate-types.ts';
-import { loadWireSchemas, schemaIdOf, WIRE_KINDS } from './schema-files.ts';
+import { loadWireSchemas, schemaIdOf, WIRE_KINDS, type WireKind } from './schema-files.ts';
 
 // Both are CommonJS; under ESM their default exports arrive wrapped once.
 const standaloneCode = ((standaloneCodeModule as unknown as { default?: unknown }).default ?? standaloneCodeModule) as (ajv: Ajv2020, refsOrFunc: Record<string, string>) => string;
@@ -32,6 +32,12 @@ export function wireAjv(options: { standalone: boolean }): Ajv2020 {
   addFormats(ajv, ['date-time']);
   for (const { schema } of loadWireSchemas()) ajv.addSchema(schema);
   return ajv;
+}
+
+/** Compiles every kind from the schemas under the same strict settings (tests prove all schemas compile). */
+export function compileAll(kinds: readonly WireKind[]): void {
+  const ajv = wireAjv({ standalone: false });
+  for (const kind of kinds) if (ajv.getSchema(schemaIdOf(kind)) === undefined) throw new Error(`no schema registered for wire kind ${kind}`);
 }
 
 export function generateWireValidators(): string {

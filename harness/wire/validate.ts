@@ -4,13 +4,14 @@
  * (`validators.generated.cjs`, written by `npm run generate` and checked
  * against the schemas by a test), so no process compiles a schema at run
  * time: a fresh server or client answers its first message as fast as its
- * hundredth.
+ * hundredth. Nothing here loads the schema compiler or the generators (which
+ * bring a code formatter along): every server and client process imports
+ * this module.
  */
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { WireMessages } from './generated.ts';
-import { wireAjv } from './generate-validators.ts';
-import { schemaIdOf, type WireKind } from './schema-files.ts';
+import type { WireKind } from './schema-files.ts';
 
 export { isWireKind, WIRE_KINDS, type WireKind } from './schema-files.ts';
 
@@ -41,12 +42,6 @@ export function validate<K extends WireKind>(kind: K, value: unknown): Validatio
   const validator = validatorFor(kind);
   if (validator(value)) return { ok: true, value: value as WireValue<K> };
   return { ok: false, errors: toSchemaErrors(validator.errors ?? []) };
-}
-
-/** Compiles every kind from the schemas under the same strict settings (tests prove all schemas compile). */
-export function compileAll(kinds: readonly WireKind[]): void {
-  const ajv = wireAjv({ standalone: false });
-  for (const kind of kinds) if (ajv.getSchema(schemaIdOf(kind)) === undefined) throw new Error(`no schema registered for wire kind ${kind}`);
 }
 
 function toSchemaErrors(errors: ErrorObject[]): SchemaError[] {

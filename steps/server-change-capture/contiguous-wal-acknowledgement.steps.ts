@@ -209,8 +209,14 @@ When('the source database is shut down immediately and restarted', async functio
   return await restartDatabaseImmediately(this, 'shut the source database down immediately and restart it');
 });
 
+/**
+ * Read once the restarted worker has caught up: its polls also decode the WAL
+ * the restart itself wrote, so right after the restart a poll may stand
+ * between its slot advance and its acknowledgement record.
+ */
 Then("server inspection shows the slot's confirmed position equal to the acknowledged boundary", async function (this: SyncWorld) {
-  const sample = await progressSample(this);
+  await captureOf(await this.readyServer()).awaitMaterialized(this.deadlineMs);
+  const sample = await settledSample(this);
   this.assert.equal(sample.confirmedEqAck, true, `slot confirmed ${sample.confirmed}, acknowledged ${sample.acknowledged}`);
 });
 

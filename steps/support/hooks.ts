@@ -12,7 +12,7 @@ import { After, AfterAll, AfterStep, Before, BeforeAll, BeforeStep, Status } fro
 import { CLIENT_CAPABILITIES, requiredCapabilities } from '../../harness/adapters/capabilities.ts';
 import { FORM_EVIDENCE_PREFIX, FORM_MEANING, formRole, requiredForms } from '../../harness/adapters/forms.ts';
 import { appliesServerFaults } from '../../harness/adapters/open.ts';
-import { drainWarmPools } from '../../harness/adapters/warm-pool.ts';
+import { drainWarmPools, prepareAhead } from '../../harness/adapters/warm-pool.ts';
 import { assertionsEvidence, notApplicableEvidence, resourcesEvidence, undeterminedEvidence } from '../../harness/report/evidence.ts';
 import { scenarioKey } from '../../harness/run/incomplete.ts';
 import { stopStage } from './client-lifecycle/observe.ts';
@@ -87,6 +87,9 @@ BeforeAll(() => {
 
 Before(function (this: SyncWorld, { pickle }) {
   this.stepTexts = pickle.steps.map((step) => step.text);
+  // A fault run mostly stops at its first scenario: a server or client process prepared ahead
+  // would mostly be started only to be disposed of, so a sensitivity run starts each on demand.
+  prepareAhead(this.parameters.stopAtDetection !== true);
   if (this.parameters.stopAtDetection === true && detectedInThisRun) {
     const evidence = undeterminedEvidence('not run: a Then step of an earlier scenario of this rule already failed under the fault');
     this.attach(evidence.body, evidence.mediaType);

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileAll, validate, WIRE_KINDS, type WireKind } from '../../harness/wire/validate.ts';
+import { compileAll } from '../../harness/wire/generate-validators.ts';
+import { validate, WIRE_KINDS, type WireKind } from '../../harness/wire/validate.ts';
 import { edit, edits, example, type Json } from './helpers.ts';
 
 const EXAMPLES: Record<WireKind, string[]> = {

@@ -118,14 +118,35 @@ async function adminQuery(adminUrl: string, sql: string): Promise<void> {
   await adminRows(adminUrl, sql);
 }
 
-async function adminRows(adminUrl: string, sql: string): Promise<Array<Record<string, string>>> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows;
-  } finally {
-    await client.end();
+/**
+ * Superuser sessions per cluster, kept between statements: every scenario
+ * creates and drops a database, a role and an HBA rule, and a connection per
+ * statement cost a backend start each. A statement that fails takes its
+ * session with it (the pool destroys a client released with an error), so
+ * an aborted transaction never reaches the next statement.
+ */
+const adminPools = new Map<string, pg.Pool>();
+
+function adminPool(adminUrl: string): pg.Pool {
+  let pool = adminPools.get(adminUrl);
+  if (pool === undefined) {
+    pool = new pg.Pool({ connectionString: adminUrl, max: 2, idleTimeoutMillis: 5_000, allowExitOnIdle: true });
+    // An idle session the server ended (a shutdown) is dropped from the pool, not raised in the process.
+    pool.on('error', () => undefined);
+    adminPools.set(adminUrl, pool);
   }
+  return pool;
+}
+
+/** Ends the cluster's superuser sessions before the server goes away under them. */
+async function closeAdminPool(adminUrl: string): Promise<void> {
+  const pool = adminPools.get(adminUrl);
+  adminPools.delete(adminUrl);
+  await pool?.end().catch(() => undefined);
+}
+
+async function adminRows(adminUrl: string, sql: string): Promise<Array<Record<string, string>>> {
+  return (await adminPool(adminUrl).query(sql)).rows;
 }
 
 /** The HBA include directory of the cluster at `adminUrl`, when this process can write it. */
@@ -141,8 +162,12 @@ async function hbaIncludeDir(adminUrl: string): Promise<string> {
 }
 
 /** Shared operations once a superuser URL to the cluster is known. */
-function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
+function clusterOn(adminUrl: string, stopServer: () => Promise<void>): Cluster {
   const urlFor = (database: string) => withDatabase(adminUrl, database);
+  const stop = async () => {
+    await closeAdminPool(adminUrl);
+    await stopServer();
+  };
   return {
     adminUrl,
     urlFor,
@@ -151,7 +176,7 @@ function clusterOn(adminUrl: string, stop: () => Promise<void>): Cluster {
       await installSchema(urlFor(name));
     },
     async cloneDatabase(template, name) {
-      await adminQuery(adminUrl, `CREATE DATABASE ${ident(name)} TEMPLATE ${ident(template)}`);
+      await adminQuery(adminUrl, `CREATE DATABASE ${ident(name)} TEMPLATE ${ident(template)} STRATEGY FILE_COPY`);
     },
     async dropDatabase(name) {
       // A logical slot pins its database; the capture slot goes with the database.
@@ -351,6 +376,7 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
   return {
     ...cluster,
     async restartImmediately() {
+      await closeAdminPool(adminUrl);
       await quitImmediately(join(root, 'data'));
       try {
         await pgServer.start();
