@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { EXTENSION_NAME } from './extension.ts';
-import { extensionControlPath, extensionPackage, installRoles, installSchema } from './install.ts';
+import { extensionControlPath, extensionPackage, groupRolesSql, installSchema } from './install.ts';
 
 export interface Cluster {
   /** Connection URL of the maintenance database (`postgres`), as a superuser or database owner. */
@@ -198,7 +198,7 @@ function clusterOn(adminUrl: string, stopServer: () => Promise<void>): Cluster {
       await adminQuery(adminUrl, `ALTER DATABASE ${ident(name)} SET extension_control_path = '${extensionControlPath(pkg).replaceAll("'", "''")}'`);
     },
     async provisionRoles(database) {
-      await installRoles(urlFor(database));
+      await adminQuery(adminUrl, await groupRolesSql());
       const login = workerLoginOf(database);
       // The login and the setting that names it as the database's worker login (the 005 sheet's
       // synchro.worker_login, which readiness compares with) in one transaction: no database's readiness

@@ -43,15 +43,13 @@ export function extensionControlPath(pkg: ExtensionPackage): string {
   return `$system:${pkg.controlPath}`;
 }
 
-/** Creates the six cluster-wide group roles, which CREATE EXTENSION expects to exist; a no-op once they do. */
-export async function installRoles(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(await sql(ROLE_FILE));
-  } finally {
-    await client.end();
-  }
+/**
+ * The statement that creates the six cluster-wide group roles, which CREATE
+ * EXTENSION expects to exist; a no-op once they do. Roles belong to the
+ * cluster, so any superuser session of it may run it.
+ */
+export async function groupRolesSql(): Promise<string> {
+  return await sql(ROLE_FILE);
 }
 
 export async function installSchema(databaseUrl: string): Promise<boolean> {
