@@ -16,7 +16,7 @@ import { Admission } from './core/admission.ts';
 import { newClock, resetClock } from './core/clock.ts';
 import { ManifestStore } from './core/manifests.ts';
 import { RequestMetrics } from './core/metrics.ts';
-import { installSchema } from './db/install.ts';
+import { installSchema, schemaInstalled } from './db/install.ts';
 import { wipeDatabase } from './db/reset.ts';
 import type { ConnectionLimits } from './http-limits.ts';
 import { pushInCallerTransaction } from './push/handler.ts';
@@ -126,10 +126,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       : undefined;
 
   const open = async (): Promise<Instance> => {
-    await installSchema(options.databaseUrl);
-    await applySqlFaults(options.databaseUrl);
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
     pool.on('error', () => undefined);
+    try {
+      // Asked on the pool first: every start but a database's first finds the schema, and needs no installer session.
+      if (!(await schemaInstalled(pool))) await installSchema(options.databaseUrl);
+      await applySqlFaults(options.databaseUrl);
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw e;
+    }
     let capture: CaptureWorker | undefined;
     if (options.capture === true) {
       capture = new CaptureWorker({ databaseUrl: options.databaseUrl, ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }), log });

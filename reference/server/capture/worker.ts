@@ -151,15 +151,33 @@ export class CaptureWorker implements CaptureHandle {
    * the slots of interrupted resets. Done on the server's own session when the
    * worker runs as its login, else on the worker's session as before.
    */
-  private async withSetupSession(work: (db: pg.Client) => Promise<void>): Promise<void> {
+  private async withSetupSession(work: (db: pg.ClientBase) => Promise<void>): Promise<void> {
     if (this.workerUrl === undefined) return work(this.db as pg.Client);
-    const admin = new pg.Client({ connectionString: this.databaseUrl });
-    admin.on('error', () => undefined);
-    await admin.connect();
+    await this.withServerSession(work);
+  }
+
+  /**
+   * The server's own session (not the worker login's), for set-up work and
+   * for terminating the worker's sessions. Kept between uses, since each use
+   * on a new connection cost a backend start; a use that fails takes its
+   * session with it, so a transaction it left open never reaches the next.
+   */
+  private serverSessions: pg.Pool | undefined;
+
+  private async withServerSession<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
+    if (this.serverSessions === undefined) {
+      this.serverSessions = new pg.Pool({ connectionString: this.databaseUrl, max: 1, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+      // An idle session ended from outside (a dropped database, a restart) is dropped from the pool, not raised.
+      this.serverSessions.on('error', () => undefined);
+    }
+    const session = await this.serverSessions.connect();
     try {
-      await work(admin);
-    } finally {
-      await admin.end();
+      const result = await work(session);
+      session.release();
+      return result;
+    } catch (e) {
+      session.release(e instanceof Error ? e : new Error(String(e)));
+      throw e;
     }
   }
 
@@ -212,7 +230,7 @@ export class CaptureWorker implements CaptureHandle {
   }
 
   /** The publication lists exactly the active registered relations. */
-  private async ensurePublication(db: pg.Client): Promise<void> {
+  private async ensurePublication(db: pg.ClientBase): Promise<void> {
     if ((await db.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [PUBLICATION])).rowCount === 0) await db.query(`CREATE PUBLICATION ${PUBLICATION} WITH (publish_via_partition_root = true)`);
     const wanted = new Set(
       // By stored OID, and only while it still names the registered table: a same-named table created
@@ -725,19 +743,14 @@ export class CaptureWorker implements CaptureHandle {
   /** Terminates the worker's sessions from another connection and waits until they are gone. */
   private async terminateSessions(): Promise<void> {
     const pids = [this.db, this.slotDb, this.listener].map((c) => (c as unknown as { processID?: number } | undefined)?.processID).filter((p): p is number => typeof p === 'number');
-    const admin = new pg.Client({ connectionString: this.databaseUrl });
-    admin.on('error', () => undefined);
-    await admin.connect();
-    try {
+    await this.withServerSession(async (admin) => {
       await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
       // Termination is signalled, not awaited: a restart must not meet the old session still holding the slot.
       const deadline = Date.now() + 10_000;
       while ((await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rowCount !== 0) {
         if (Date.now() > deadline) throw new Error('the capture worker sessions did not end after termination');
       }
-    } finally {
-      await admin.end();
-    }
+    });
   }
 
   /** Ends the worker's two sessions (already dead after a kill, which is harmless). */
@@ -866,5 +879,8 @@ export class CaptureWorker implements CaptureHandle {
     await this.resetOperator?.close();
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()").catch(() => undefined);
     await this.closeSessions();
+    const sessions = this.serverSessions;
+    this.serverSessions = undefined;
+    await sessions?.end().catch(() => undefined);
   }
 }

@@ -52,6 +52,11 @@ export async function groupRolesSql(): Promise<string> {
   return await sql(ROLE_FILE);
 }
 
+/** Whether the database already holds the synchro schema (then `installSchema` would change nothing). */
+export async function schemaInstalled(db: pg.Pool): Promise<boolean> {
+  return ((await db.query("SELECT 1 FROM pg_namespace WHERE nspname = 'synchro'")).rowCount ?? 0) > 0;
+}
+
 export async function installSchema(databaseUrl: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();

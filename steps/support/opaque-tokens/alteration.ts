@@ -40,14 +40,25 @@ export function alterToken(token: string, phrase: string): Altered {
   throw new Error(`unknown token alteration "${phrase}"`);
 }
 
-/** A character of the base64url alphabet other than `c` ("A", or "B" for an "A"). */
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Another base64url character than `c`: `c` with its highest bit flipped,
+ * which always changes an encoded bit. Swapping for an arbitrary character
+ * could change only the padding bits of a segment's last character, which a
+ * strict decoder refuses as non-canonical before any MAC is checked, so the
+ * alteration would never reach the check the scenario is about (1 time in
+ * 16 for a 32-octet MAC). A character outside the alphabet becomes "A".
+ */
 function otherBase64url(c: string): string {
-  return c === 'A' ? 'B' : 'A';
+  const index = BASE64URL.indexOf(c);
+  return index < 0 ? 'A' : (BASE64URL[index ^ 32] as string);
 }
 
 /**
  * The alterations the cursor-binding and rebuild-continuation features name
- * (a character swapped for "A" or "B", a cut, a suffix, the empty string),
+ * (a character swapped for another that changes an encoded bit, a cut, a
+ * suffix, the empty string),
  * or undefined for another phrase, which the caller may know.
  */
 export function alteredBase64url(token: string, phrase: string): string | undefined {
