@@ -39,9 +39,11 @@ export const median = (values: number[]) => quantile(values, 0.5);
 
 /** The embedded cluster's settings, as every server bench states them (both sides run on the same cluster). */
 export function durabilityLine(durable: boolean): string {
+  // The allocator settings are the embedded cluster's in both modes (reference/server/db/cluster.ts, decision 405).
+  const allocator = 'glibc malloc mmap threshold 32 MiB, trim threshold 64 MiB';
   return durable
-    ? 'durability: embedded cluster in durable mode (fsync, synchronous_commit, full_page_writes on; files on disk), both sides'
-    : 'durability: embedded disposable cluster (fsync, synchronous_commit, full_page_writes off; files in /dev/shm when writable), both sides';
+    ? `durability: embedded cluster in durable mode (fsync, synchronous_commit, full_page_writes on; files on disk; ${allocator}), both sides`
+    : `durability: embedded disposable cluster (fsync, synchronous_commit, full_page_writes off; files in /dev/shm when writable; ${allocator}), both sides`;
 }
 
 export function positiveInteger(name: string, value: string | undefined, max: number): number {
