@@ -138,7 +138,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     }
     let capture: CaptureWorker | undefined;
     if (options.capture === true) {
-      capture = new CaptureWorker({ databaseUrl: options.databaseUrl, ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }), log });
+      capture = new CaptureWorker({ databaseUrl: options.databaseUrl, serverPool: pool, ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }), log });
       await capture.start();
     }
     const bootstrap = capture === undefined ? undefined : new ProjectionBootstrapCoordinator(options.databaseUrl, capture, log);

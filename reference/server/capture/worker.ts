@@ -129,8 +129,13 @@ export class CaptureWorker implements CaptureHandle {
   /** The operator's stream reset this server drives (its session stays open between held phases). */
   private resetOperator: StreamResetOperator | undefined;
 
-  constructor(options: { databaseUrl: string; workerUrl?: string; log: (line: string) => void }) {
+  /**
+   * `serverPool` is the server's own pool (its login, not the worker's): set-up
+   * work and terminating the worker's sessions borrow a session from it.
+   */
+  constructor(options: { databaseUrl: string; serverPool: pg.Pool; workerUrl?: string; log: (line: string) => void }) {
     this.databaseUrl = options.databaseUrl;
+    this.serverPool = options.serverPool;
     this.workerUrl = options.workerUrl;
     this.log = options.log;
   }
@@ -156,21 +161,17 @@ export class CaptureWorker implements CaptureHandle {
     await this.withServerSession(work);
   }
 
+  /** The server's pool, from which the worker borrows the server's own session (withServerSession). */
+  private readonly serverPool: pg.Pool;
+
   /**
    * The server's own session (not the worker login's), for set-up work and
-   * for terminating the worker's sessions. Kept between uses, since each use
-   * on a new connection cost a backend start; a use that fails takes its
-   * session with it, so a transaction it left open never reaches the next.
+   * for terminating the worker's sessions, borrowed from the server's pool so
+   * that no use costs a backend start of its own; a use that fails destroys
+   * its session, so a transaction it left open never reaches another user.
    */
-  private serverSessions: pg.Pool | undefined;
-
   private async withServerSession<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
-    if (this.serverSessions === undefined) {
-      this.serverSessions = new pg.Pool({ connectionString: this.databaseUrl, max: 1, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
-      // An idle session ended from outside (a dropped database, a restart) is dropped from the pool, not raised.
-      this.serverSessions.on('error', () => undefined);
-    }
-    const session = await this.serverSessions.connect();
+    const session = await this.serverPool.connect();
     try {
       const result = await work(session);
       session.release();
@@ -879,8 +880,5 @@ export class CaptureWorker implements CaptureHandle {
     await this.resetOperator?.close();
     await this.db?.query("UPDATE synchro.wal_worker_state SET state = 'stopped', heartbeat_at = now()").catch(() => undefined);
     await this.closeSessions();
-    const sessions = this.serverSessions;
-    this.serverSessions = undefined;
-    await sessions?.end().catch(() => undefined);
   }
 }
