@@ -74,9 +74,10 @@ function inCanonicalOrder(value: unknown, depth: number): unknown {
       let copy: Record<string, unknown> | undefined = sorted ? undefined : {};
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i] as string;
-        const member = inCanonicalOrder(record[key], depth + 1);
+        const original = record[key];
+        const member = inCanonicalOrder(original, depth + 1);
         if (member === NOT_PLAIN) return NOT_PLAIN;
-        if (copy === undefined && member !== record[key]) {
+        if (copy === undefined && member !== original) {
           copy = {};
           for (let j = 0; j < i; j++) copy[keys[j] as string] = record[keys[j] as string];
         }
