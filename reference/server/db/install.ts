@@ -53,7 +53,7 @@ export async function groupRolesSql(): Promise<string> {
 }
 
 /** Whether the database already holds the synchro schema (then `installSchema` would change nothing). */
-export async function schemaInstalled(db: pg.Pool): Promise<boolean> {
+export async function schemaInstalled(db: pg.Pool | pg.ClientBase): Promise<boolean> {
   return ((await db.query("SELECT 1 FROM pg_namespace WHERE nspname = 'synchro'")).rowCount ?? 0) > 0;
 }
 
@@ -65,8 +65,7 @@ export async function installSchema(databaseUrl: string): Promise<boolean> {
     await client.query('BEGIN');
     // One installer at a time per database; the second finds the schema present.
     await client.query("SELECT pg_advisory_xact_lock(hashtext('synchro.install'))");
-    const { rowCount } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'synchro'");
-    if (rowCount !== 0) {
+    if (await schemaInstalled(client)) {
       await client.query('ROLLBACK');
       return false;
     }
