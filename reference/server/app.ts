@@ -139,7 +139,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     let capture: CaptureWorker | undefined;
     if (options.capture === true) {
       capture = new CaptureWorker({ databaseUrl: options.databaseUrl, serverPool: pool, ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }), log });
-      await capture.start();
+      try {
+        await capture.start();
+      } catch (e) {
+        // Nothing is served: the sessions the start opened, and the pool, end here rather than outlive the refusal.
+        await capture.closeAfterFailedStart();
+        await pool.end().catch(() => undefined);
+        throw e;
+      }
     }
     const bootstrap = capture === undefined ? undefined : new ProjectionBootstrapCoordinator(options.databaseUrl, capture, log);
     const manifests = new ManifestStore(pool, bootstrap);

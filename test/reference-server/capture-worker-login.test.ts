@@ -144,3 +144,31 @@ test('a login another database names as its worker login is not a second princip
     }
   });
 });
+
+test('a capture start that fails leaves no session of the server or the worker open', async () => {
+  const { cluster } = env();
+  const name = `wl_${process.pid}_c`;
+  await cluster.cloneDatabase(TEMPLATE, name);
+  const { workerLogin } = await cluster.provisionRoles(name);
+  const url = cluster.urlFor(name);
+  const sql = new pg.Client({ connectionString: url });
+  await sql.connect();
+  try {
+    await sql.query(`ALTER ROLE "${workerLogin}" PASSWORD 'worker-secret'`);
+    await sql.query(SETUP);
+    // Without the group the worker's first statement (SET ROLE synchro_worker) fails, after its session and the server's pool are open.
+    await sql.query(`REVOKE synchro_worker FROM "${workerLogin}"`);
+    await assert.rejects(startServer({ databaseUrl: url, workerDatabaseUrl: asUser(url, workerLogin, 'worker-secret'), jwtSecret: SECRET, capture: true, log: () => undefined }), /synchro_worker/);
+    const others = async () =>
+      (await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows[0]?.n;
+    // A session's backend leaves pg_stat_activity shortly after its client closed the socket.
+    const deadline = Date.now() + 5000;
+    while ((await others()) !== 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await others(), 0, 'every session opened for the refused start has ended');
+    const state = await sql.query('SELECT state FROM synchro.wal_worker_state');
+    assert.deepEqual(state.rows, [], 'a start refused before it ran records no worker state');
+  } finally {
+    await sql.end();
+    await cluster.dropDatabase(name);
+  }
+});

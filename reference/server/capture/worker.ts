@@ -871,6 +871,17 @@ export class CaptureWorker implements CaptureHandle {
     this.testControls.armPoison();
   }
 
+  /**
+   * After a `start()` that threw: ends the sessions it opened and writes no
+   * worker state, since a worker that never started has not stopped (`stop()`
+   * would record 'stopped' over what readiness reports).
+   */
+  async closeAfterFailedStart(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    await this.closeSessions();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.heartbeat);
