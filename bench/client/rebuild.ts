@@ -56,8 +56,8 @@ const client = SynchroClient.open({
 serverApply(client.ctx.db, () => addScope(client.ctx, 'all', null));
 client.ctx.db.prepare(`INSERT INTO _synchro_meta(key, value) VALUES ('client_generation', '1') ON CONFLICT(key) DO UPDATE SET value = '1'`).run();
 
-const started = performance.now();
-let attempt = startAttempt(client.ctx, 'all');
+// The pages as the server sends them: each parsed page with the octets it arrived as, which its receipt keeps.
+const pages: { page: RebuildResponse; body: Uint8Array }[] = [];
 for (let at = 0; at < rows; at += pageSize) {
   const last = at + pageSize >= rows;
   const page: RebuildResponse = { scope: 'all', records: records.slice(at, at + pageSize), cursor: last ? null : `rb${at + pageSize}`, has_more: !last };
@@ -65,7 +65,13 @@ for (let at = 0; at < rows; at += pageSize) {
     page.final_scope_cursor = 'c-final';
     page.checksum = { algorithm: 'sha256', version: 1, encoding: 'hex', digest: scopeChecksum };
   }
-  applyRebuildPage(client.ctx, attempt, rebuildRequest(client.ctx, attempt), page);
+  pages.push({ page, body: Buffer.from(JSON.stringify(page), 'utf8') });
+}
+
+const started = performance.now();
+let attempt = startAttempt(client.ctx, 'all');
+for (const { page, body } of pages) {
+  applyRebuildPage(client.ctx, attempt, rebuildRequest(client.ctx, attempt), page, body);
   attempt = client.ctx.db.prepare('SELECT * FROM _synchro_rebuild_attempts WHERE scope_id = ?').get('all') as typeof attempt;
 }
 if (!finishRebuild(client.ctx, 'all')) throw new Error('final scope checksum did not match');

@@ -43,7 +43,7 @@ export function writeSeedFile(path: string, v: VerifiedExport, fault: FaultSwitc
       for (const scope of v.scopes) {
         scope.records.forEach((r, k) => {
           writeRow(ctx, r.table, r.row as WireRow);
-          storeVersion(ctx, r.table, r.recordId, r.serverVersion, { identity: r.identity, digest: r.digest }, r.row as WireRow);
+          storeVersion(ctx, r.table, r.recordId, r.serverVersion, { identity: r.identity, digest: r.digest });
           if (!(fault('omit-provenance-row') && k === 0)) addProvenance(ctx, scope.entry.id, r.table.tableId, r.recordId, 0); // fault: seed:omit-provenance-row
         });
         db.prepare('INSERT INTO _synchro_seed_receipts(scope_id, receipt, schema_version, schema_hash, cardinality, checksum) VALUES (?, ?, ?, ?, ?, ?)').run(

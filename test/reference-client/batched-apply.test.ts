@@ -109,7 +109,11 @@ test('a rebuild page mixing tables writes versions, provenance and rows as the r
       final_scope_cursor: 'c-final',
       checksum: { algorithm: 'sha256', version: 1, encoding: 'hex', digest: toHex(scopeDigest(fromHex(m.schema_hash), 'all', made.map((x) => x.entry))) },
     };
-    applyRebuildPage(client.ctx, attempt, rebuildRequest(client.ctx, attempt), page);
+    // Spelled with indentation, as no re-serialization would spell it: the receipt must keep these octets.
+    const body = Buffer.from(JSON.stringify(page, null, 2), 'utf8');
+    const request = rebuildRequest(client.ctx, attempt);
+    applyRebuildPage(client.ctx, attempt, request, page, body);
+    assert.deepEqual(db.prepare('SELECT page, request_json, response_json FROM _synchro_rebuild_page_receipts WHERE rebuild_id = ?').all(attempt.rebuild_id), [{ page: 0, request_json: request, response_json: body }]);
     assert.deepEqual(db.prepare('SELECT id, body FROM notes ORDER BY id').all(), [
       { id: 1, body: 'one' },
       { id: 2, body: null },
@@ -120,17 +124,16 @@ test('a rebuild page mixing tables writes versions, provenance and rows as the r
       { id: 'o2', title: 'local title', qty: 9, paid: 1, updated_at: null },
       { id: 'o3', title: null, qty: null, paid: null, updated_at: null },
     ]);
-    const versions = db.prepare('SELECT table_id, record_id, server_version, row_identity, row_digest, server_row_json FROM _synchro_row_versions ORDER BY server_version').all() as {
+    const versions = db.prepare('SELECT table_id, record_id, server_version, row_identity, row_digest FROM _synchro_row_versions ORDER BY server_version').all() as {
       table_id: string;
       record_id: string;
       server_version: string;
       row_identity: Buffer;
       row_digest: Buffer;
-      server_row_json: string;
     }[];
     assert.deepEqual(
-      versions.map((v) => [v.table_id, v.record_id, v.server_version, toHex(v.row_identity), toHex(v.row_digest), JSON.parse(v.server_row_json)]),
-      made.map((x) => [x.record.table, String(Object.values(x.record.pk)[0]), x.record.server_version, toHex(x.entry.identity), toHex(x.entry.digest), x.record.row]),
+      versions.map((v) => [v.table_id, v.record_id, v.server_version, toHex(v.row_identity), toHex(v.row_digest)]),
+      made.map((x) => [x.record.table, String(Object.values(x.record.pk)[0]), x.record.server_version, toHex(x.entry.identity), toHex(x.entry.digest)]),
     );
     assert.deepEqual(
       db.prepare('SELECT table_id, record_id, generation FROM _synchro_scope_rows WHERE scope_id = ? ORDER BY table_id, record_id').all('all'),

@@ -129,18 +129,22 @@ function greatestSeen(key: string, version: string): string {
   return version;
 }
 
-const VERSION_HEAD = 'INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest, server_row_json)';
-const VERSION_TAIL =
-  'ON CONFLICT(table_id, record_id) DO UPDATE SET server_version = excluded.server_version, row_identity = excluded.row_identity, row_digest = excluded.row_digest, server_row_json = excluded.server_row_json';
-const VERSION_SINGLE = `${VERSION_HEAD} VALUES (?, ?, ?, ?, ?, ?) ${VERSION_TAIL}`;
+/**
+ * A row's version record holds what the client needs of the server's row: its
+ * version (the base of the next write) and its identity and digest (the scope
+ * digest). The row's values live in the application table alone.
+ */
+const VERSION_HEAD = 'INSERT INTO _synchro_row_versions(table_id, record_id, server_version, row_identity, row_digest)';
+const VERSION_TAIL = 'ON CONFLICT(table_id, record_id) DO UPDATE SET server_version = excluded.server_version, row_identity = excluded.row_identity, row_digest = excluded.row_digest';
+const VERSION_SINGLE = `${VERSION_HEAD} VALUES (?, ?, ?, ?, ?) ${VERSION_TAIL}`;
 
-function versionValues(table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): unknown[] {
+function versionValues(table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined): unknown[] {
   if (fault('keep-greater-server-version')) version = greatestSeen(`${table.tableId}\u0000${recordId}`, version); // fault: client:keep-greater-server-version
-  return [table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null, row === undefined ? null : JSON.stringify(row)];
+  return [table.tableId, recordId, version, verified?.identity ?? null, verified?.digest ?? null];
 }
 
-export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined, row: WireRow | undefined): void {
-  prepared(ctx.db, VERSION_SINGLE).run(...versionValues(table, recordId, version, verified, row));
+export function storeVersion(ctx: Ctx, table: LocalTable, recordId: string, version: string, verified: VerifiedRow | undefined): void {
+  prepared(ctx.db, VERSION_SINGLE).run(...versionValues(table, recordId, version, verified));
 }
 
 export interface VersionToStore {
@@ -148,12 +152,11 @@ export interface VersionToStore {
   recordId: string;
   version: string;
   verified: VerifiedRow;
-  row: WireRow;
 }
 
 /** `storeVersion` for many rows, in the order given, several rows per statement. */
 export function storeVersions(ctx: Ctx, versions: readonly VersionToStore[]): void {
-  runMultiRow(ctx.db, VERSION_HEAD, VERSION_TAIL, 6, versions.map((v) => versionValues(v.table, v.recordId, v.version, v.verified, v.row)));
+  runMultiRow(ctx.db, VERSION_HEAD, VERSION_TAIL, 5, versions.map((v) => versionValues(v.table, v.recordId, v.version, v.verified)));
 }
 
 export function forgetVersion(ctx: Ctx, table: LocalTable, recordId: string): void {

@@ -99,7 +99,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
     ctx.db.prepare(`UPDATE _synchro_pending_changes SET lifecycle_state = 'accepted', accepted_outcome_json = ? WHERE mutation_id = ?`).run(JSON.stringify(o), rec.mutation_id);
     if (fault('successor-clears-original')) ctx.db.prepare(`DELETE FROM _synchro_pending_changes WHERE table_id = ? AND record_id = ? AND lifecycle_state = 'server_rejected'`).run(rec.table_id, rec.record_id); // fault: client:successor-clears-original
     if (table !== undefined) {
-      if (row !== undefined) storeVersion(ctx, table, rec.record_id, o.server_version, verified, row);
+      if (row !== undefined) storeVersion(ctx, table, rec.record_id, o.server_version, verified);
       else forgetVersion(ctx, table, rec.record_id);
       applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
     }
@@ -117,7 +117,7 @@ function applyOutcome(ctx: Ctx, rec: MutationRecord, o: Outcome, verified: Retur
     .run(rec.mutation_id, rec.table_name, rec.record_id, o.status, o.code, o.message, row === undefined ? null : JSON.stringify(row), version ?? null, JSON.stringify(o), ctx.clock.now());
   if (o.code === 'schema_incompatible' && fault('drop-incompatible-values')) ctx.db.prepare('DELETE FROM _synchro_mutation_values WHERE mutation_id = ? AND field_id IN (SELECT value FROM json_each(?))').run(rec.mutation_id, JSON.stringify(o.incompatible_field_ids ?? [])); // fault: client:drop-incompatible-values
   if (o.status === 'conflict' && table !== undefined && !fault('conflict-keeps-old-base')) { // fault: client:conflict-keeps-old-base
-    if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified, row);
+    if (version !== undefined) storeVersion(ctx, table, rec.record_id, version, verified);
     else forgetVersion(ctx, table, rec.record_id);
     applyServerRowKeepingIntent(ctx, table, rec.record_id, row);
   }

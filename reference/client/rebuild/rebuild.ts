@@ -93,11 +93,17 @@ export async function rebuildPage(ctx: Ctx, a: Attempt): Promise<void> {
   const request = rebuildRequest(ctx, a);
   const res = await ctx.transport('/sync/rebuild', request);
   const page = readResponse('rebuild-response', res, 'rebuilding', ctx.clock.now());
-  applyRebuildPage(ctx, a, request, page);
+  applyRebuildPage(ctx, a, request, page, res.body);
   ctx.crash('after_rebuild_page_commit');
 }
 
-export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: RebuildResponse): void {
+/**
+ * Applies one validated page in one transaction. `response` is the body the
+ * server sent: the page receipt keeps the exchange's exact octets, request
+ * and response as they went over the wire, never a re-serialization of what
+ * was parsed.
+ */
+export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: RebuildResponse, response: Uint8Array): void {
   const schema = ctx.schema;
   if (schema === undefined || schema.hash !== a.schema_hash) throw new ClientError('rebuilding', 'schema_changed', 'the schema changed during the rebuild', false, 'retry');
   if (page.scope !== a.scope_id) throw invalid('rebuild page names another scope');
@@ -121,14 +127,14 @@ export function applyRebuildPage(ctx: Ctx, a: Attempt, request: Buffer, page: Re
   serverApply(ctx.db, () => {
     const guarded = protectedRows(ctx);
     // Each bookkeeping table is written for the whole page at once; application rows follow in page order.
-    storeVersions(ctx, checked.map(({ r, table, recordId, verified }) => ({ table, recordId, version: r.server_version, verified, row: r.row as WireRow })));
+    storeVersions(ctx, checked.map(({ r, table, recordId, verified }) => ({ table, recordId, version: r.server_version, verified })));
     addProvenances(ctx, a.scope_id, a.generation, checked.map(({ table, recordId }) => ({ tableId: table.tableId, recordId })));
     for (const run of runsByTable(checked.filter(({ table, recordId }) => !guarded.has(`${table.tableId}\u0000${recordId}`)))) {
       writeRows(ctx, run.table, run.rows);
     }
     ctx.db
       .prepare('INSERT INTO _synchro_rebuild_page_receipts(rebuild_id, page, request_json, response_json, is_final) VALUES (?, ?, ?, ?, ?)')
-      .run(a.rebuild_id, a.pages_applied, request.toString('utf8'), JSON.stringify(page), final ? 1 : 0);
+      .run(a.rebuild_id, a.pages_applied, request, response, final ? 1 : 0);
     ctx.db
       .prepare('UPDATE _synchro_rebuild_attempts SET cursor = ?, pages_applied = pages_applied + 1, final_cursor = ?, final_checksum = ? WHERE scope_id = ?')
       .run(page.cursor, page.final_scope_cursor ?? null, page.checksum?.digest ?? null, a.scope_id);

@@ -99,7 +99,7 @@ export function applyPullPage(ctx: Ctx, page: PullResponse): PullPageResult {
     if (fault('pull-apply-captured')) setMeta(ctx.db, 'sync_lock', '0'); // fault: client:pull-apply-captured
     for (const { change, table, recordId, verified } of checked) {
       if (change.op === 'upsert') {
-        storeVersion(ctx, table, recordId, change.server_version, verified, change.row as WireRow);
+        storeVersion(ctx, table, recordId, change.server_version, verified);
         addProvenance(ctx, change.scope, table.tableId, recordId);
         if (!guarded.has(`${table.tableId}\u0000${recordId}`)) writeRow(ctx, table, change.row as WireRow);
       } else {
