@@ -94,7 +94,7 @@ export class CaptureWorker implements CaptureHandle {
   private readonly workerUrl: string | undefined;
   private readonly log: (line: string) => void;
   private db: pg.Client | undefined;
-  /** Where slot functions run: the worker login's session without SET ROLE, or `db` when there is no worker login. */
+  /** Where slot functions run, a session of their own: the worker login's without SET ROLE, or the server login's when there is no worker login (decision 413). */
   private slotDb: pg.Client | undefined;
   private listener: pg.Client | undefined;
   private slot = '';
@@ -192,15 +192,15 @@ export class CaptureWorker implements CaptureHandle {
     this.db = db;
     // The worker login holds nothing of its own (NOINHERIT): its role comes first, in the same round trip.
     await db.query(`${this.workerUrl === undefined ? '' : 'SET ROLE synchro_worker; '}SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 3`);
-    if (this.workerUrl === undefined) this.slotDb = db;
-    else {
-      const slotDb = new pg.Client({ connectionString: this.workerUrl, application_name: 'synchro-capture-slot' });
-      await slotDb.connect();
-      slotDb.on('error', () => {
-        this.sessionLost = true;
-      });
-      this.slotDb = slotDb;
-    }
+    // The slot has a session of its own (the login itself, under the worker login; decision 413). Decoding
+    // WAL (a peek, a slot advance) leaves the decoding backend's catalog caches to be rebuilt by its next
+    // catalog read, which on the worker's own session cost a few milliseconds of every poll.
+    const slotDb = new pg.Client({ connectionString: this.workerUrl ?? this.databaseUrl, application_name: 'synchro-capture-slot' });
+    this.slotDb = slotDb;
+    await slotDb.connect();
+    slotDb.on('error', () => {
+      this.sessionLost = true;
+    });
     const { rows } = await db.query<{ oid: string }>('SELECT oid::text FROM pg_database WHERE datname = current_database()');
     this.slot = `synchro_capture_${rows[0]?.oid}`;
     await this.withSetupSession(async (setup) => {
@@ -546,16 +546,10 @@ export class CaptureWorker implements CaptureHandle {
     // Progress only grows: a record changed since it was read above is never moved back.
     await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
     const slotTo = fault('cap005-idle-slot-to-current-flush') ? await flushWal(db) : flush; // fault: server:cap005-idle-slot-to-current-flush
-    // Slot, then the acknowledgement record, in one round trip (an LSN and the slot's name as literals).
+    // First the slot (on its own session), then the acknowledgement record.
     // Never over a cleared boundary (see pollOnce): only an operator puts that back.
-    const advance = `SELECT pg_replication_slot_advance(${db.escapeLiteral(this.slot)}, ${db.escapeLiteral(slotTo)}::pg_lsn)`;
-    const acknowledge = `UPDATE synchro.wal_progress SET acknowledged_end_lsn = ${db.escapeLiteral(flush)}::pg_lsn WHERE acknowledged_end_lsn < ${db.escapeLiteral(flush)}::pg_lsn`;
-    // Under the worker login the slot has a session of its own: first the slot, then the record.
-    if (this.slotDb === db) await db.query(`${advance}; ${acknowledge}`);
-    else {
-      await (this.slotDb as pg.Client).query(advance);
-      await db.query(acknowledge);
-    }
+    await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, slotTo]);
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1::pg_lsn WHERE acknowledged_end_lsn < $1::pg_lsn', [flush]);
   }
 
   private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean }): Promise<boolean> {
@@ -757,7 +751,7 @@ export class CaptureWorker implements CaptureHandle {
   /** Ends the worker's two sessions (already dead after a kill, which is harmless). */
   private async closeSessions(): Promise<void> {
     await this.listener?.end().catch(() => undefined);
-    if (this.slotDb !== this.db) await this.slotDb?.end().catch(() => undefined);
+    await this.slotDb?.end().catch(() => undefined);
     await this.db?.end().catch(() => undefined);
     this.listener = undefined;
     this.slotDb = undefined;
