@@ -748,7 +748,7 @@ export class CaptureWorker implements CaptureHandle {
     });
   }
 
-  /** Ends the worker's two sessions (already dead after a kill, which is harmless). */
+  /** Ends the worker's sessions: its own, the slot's and the listener's (already dead after a kill, which is harmless). */
   private async closeSessions(): Promise<void> {
     await this.listener?.end().catch(() => undefined);
     await this.slotDb?.end().catch(() => undefined);
