@@ -27,24 +27,33 @@ function asUser(url: string, user: string, password: string): string {
   return u.toString();
 }
 
-async function withWorkerLogin(name: string, fn: (h: { sql: pg.Client; login: string; workerUrl: string; server: Awaited<ReturnType<typeof startServer>> }) => Promise<void>): Promise<void> {
+/** A database of its own with the registered table and a worker login that has a password, dropped afterwards. */
+async function withWorkerDatabase(name: string, fn: (h: { sql: pg.Client; login: string; url: string; workerUrl: string }) => Promise<void>): Promise<void> {
   const { cluster } = env();
   await cluster.cloneDatabase(TEMPLATE, name);
   const { workerLogin } = await cluster.provisionRoles(name);
   const url = cluster.urlFor(name);
   const sql = new pg.Client({ connectionString: url });
   await sql.connect();
-  await sql.query(`ALTER ROLE "${workerLogin}" PASSWORD 'worker-secret'`);
-  await sql.query(SETUP);
-  const workerUrl = asUser(url, workerLogin, 'worker-secret');
-  const server = await startServer({ databaseUrl: url, workerDatabaseUrl: workerUrl, jwtSecret: SECRET, capture: true, log: () => undefined });
   try {
-    await fn({ sql, login: workerLogin, workerUrl, server });
+    await sql.query(`ALTER ROLE "${workerLogin}" PASSWORD 'worker-secret'`);
+    await sql.query(SETUP);
+    await fn({ sql, login: workerLogin, url, workerUrl: asUser(url, workerLogin, 'worker-secret') });
   } finally {
-    await server.close();
     await sql.end();
     await cluster.dropDatabase(name);
   }
+}
+
+async function withWorkerLogin(name: string, fn: (h: { sql: pg.Client; login: string; workerUrl: string; server: Awaited<ReturnType<typeof startServer>> }) => Promise<void>): Promise<void> {
+  await withWorkerDatabase(name, async ({ sql, login, url, workerUrl }) => {
+    const server = await startServer({ databaseUrl: url, workerDatabaseUrl: workerUrl, jwtSecret: SECRET, capture: true, log: () => undefined });
+    try {
+      await fn({ sql, login, workerUrl, server });
+    } finally {
+      await server.close();
+    }
+  });
 }
 
 test('capture runs every session as the worker login and materializes what it decodes', async () => {
@@ -146,19 +155,10 @@ test('a login another database names as its worker login is not a second princip
 });
 
 test('a capture start that fails leaves no session of the server or the worker open', async () => {
-  const { cluster } = env();
-  const name = `wl_${process.pid}_c`;
-  await cluster.cloneDatabase(TEMPLATE, name);
-  const { workerLogin } = await cluster.provisionRoles(name);
-  const url = cluster.urlFor(name);
-  const sql = new pg.Client({ connectionString: url });
-  await sql.connect();
-  try {
-    await sql.query(`ALTER ROLE "${workerLogin}" PASSWORD 'worker-secret'`);
-    await sql.query(SETUP);
+  await withWorkerDatabase(`wl_${process.pid}_c`, async ({ sql, login, url, workerUrl }) => {
     // Without the group the worker's first statement (SET ROLE synchro_worker) fails, after its session and the server's pool are open.
-    await sql.query(`REVOKE synchro_worker FROM "${workerLogin}"`);
-    await assert.rejects(startServer({ databaseUrl: url, workerDatabaseUrl: asUser(url, workerLogin, 'worker-secret'), jwtSecret: SECRET, capture: true, log: () => undefined }), /synchro_worker/);
+    await sql.query(`REVOKE synchro_worker FROM "${login}"`);
+    await assert.rejects(startServer({ databaseUrl: url, workerDatabaseUrl: workerUrl, jwtSecret: SECRET, capture: true, log: () => undefined }), /synchro_worker/);
     const others = async () =>
       (await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows[0]?.n;
     // A session's backend leaves pg_stat_activity shortly after its client closed the socket.
@@ -167,8 +167,5 @@ test('a capture start that fails leaves no session of the server or the worker o
     assert.equal(await others(), 0, 'every session opened for the refused start has ended');
     const state = await sql.query('SELECT state FROM synchro.wal_worker_state');
     assert.deepEqual(state.rows, [], 'a start refused before it ran records no worker state');
-  } finally {
-    await sql.end();
-    await cluster.dropDatabase(name);
-  }
+  });
 });
