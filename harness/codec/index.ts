@@ -35,7 +35,7 @@ export {
 export { checkMutationShape, checkPushRequestShape, PUSH_LIMITS, PUSH_OPS, type PushOp, readPushRequestBody } from './push-shape.ts';
 export { canonicalJson, canonicalJsonBytes } from './rfc8785.ts';
 export { encodeRowBody, parseRowText, type ReadRow, readRow } from './row.ts';
-export { digestRow, ROW_DIGEST_DOMAIN, type RowDigestInput, type RowDigestResult, rowDigestFromParts } from './row-digest.ts';
+export { digestRow, ROW_DIGEST_DOMAIN, type RowDigestInput, type RowDigestResult, rowDigest, rowDigestFromParts } from './row-digest.ts';
 export { type DecodedRowIdentity, decodeRowIdentity, encodeRowIdentity, ROW_ID_DOMAIN, rowIdentityFromWire } from './row-identity.ts';
 export {
   manifestHashBody,

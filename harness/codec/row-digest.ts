@@ -58,9 +58,13 @@ const keySpan: KeySpan = { start: 0, end: 0 };
 /** The key length of the last row digested: the gap left for the identity before the body is written. */
 let keyLengthGuess = 0;
 
+/** Where the last plan-path preimage holds the identity and the body (see hashWithPlan). */
+const lastParts = { identityStart: 0, identityLength: 0, bodyStart: 0, bodyEnd: 0 };
+
 /**
  * Validates and encodes the row body in one pass straight into the preimage,
- * then hashes the preimage once; identity and body are copied out together.
+ * then hashes the preimage once and returns the digest; the identity and body
+ * stay in the preimage writer (at lastParts) until the next call.
  *
  * The preimage is ROW_DIGEST_DOMAIN || schema hash || u64(identity length) ||
  * identity || u64(body length) || body || text(server version), and the
@@ -71,7 +75,7 @@ let keyLengthGuess = 0;
  * identity and both lengths are filled in, and the octets are those of the
  * layout above exactly.
  */
-function digestWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): RowDigestResult {
+function hashWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): Uint8Array {
   const w = preimage;
   w.reset();
   w.bytes(preimageHead);
@@ -97,13 +101,23 @@ function digestWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint
   w.copyWithin(keyAt, keyStart, keyStart + keyLength);
   w.patchU64(bodyStart - 8, bodyEnd - bodyStart);
   w.utf8Blob(input.serverVersion);
+  lastParts.identityStart = identityStart;
+  lastParts.identityLength = identityLength;
+  lastParts.bodyStart = bodyStart;
+  lastParts.bodyEnd = bodyEnd;
   // One-shot SHA-256 of the whole preimage: the same octets as an incremental hash, without a hash object per row.
-  // The digest's own buffer is handed out as a plain Uint8Array view (no copy); it belongs to this result alone.
+  // The digest's own buffer is handed out as a plain Uint8Array view (no copy); it belongs to the caller alone.
   const hashed = sha256Once('sha256', w.octets(), 'buffer');
-  const digest = new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
+  return new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
+}
+
+/** hashWithPlan, then the identity and body copied out of the preimage. */
+function digestWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): RowDigestResult {
+  const digest = hashWithPlan(input, plan, preimageHead);
+  const { identityStart, identityLength, bodyStart, bodyEnd } = lastParts;
   // Identity and body share one allocation, copied at once with the body length between them: two views that do not overlap.
   const parts = Buffer.allocUnsafe(bodyEnd - identityStart);
-  w.copyTo(parts, 0, identityStart, bodyEnd);
+  preimage.copyTo(parts, 0, identityStart, bodyEnd);
   // Plain Uint8Array views, like the digest: cheaper to make than Buffer views.
   const identity = new Uint8Array(parts.buffer, parts.byteOffset, identityLength);
   const body = new Uint8Array(parts.buffer, parts.byteOffset + identityLength + 8, bodyEnd - bodyStart);
@@ -113,17 +127,35 @@ function digestWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint
 // The last server version accepted: a page's rows often share one, and a string equal to it needs no second check.
 let lastServerVersion = '';
 
-/** Validates the row, then returns its identity, body and digest. */
-export function digestRow(input: RowDigestInput): RowDigestResult {
+/** The checks both entry points make first: the schema hash and the server version, each read once per run of equal values. */
+function readHashAndVersion(input: RowDigestInput): Uint8Array {
   const hash = readSchemaHash(input.schemaHash);
   if (input.serverVersion !== lastServerVersion || lastServerVersion === '') {
     checkServerVersion(input.serverVersion, '#server_version');
     lastServerVersion = input.serverVersion;
   }
+  return hash;
+}
+
+/** Validates the row, then returns its identity, body and digest. */
+export function digestRow(input: RowDigestInput): RowDigestResult {
+  const hash = readHashAndVersion(input);
   const plan = rowPlan(input.table);
   if (plan !== undefined) return digestWithPlan(input, plan, lastPreimageHead);
   const { values, pk } = readRow(input.table, input.row, input.pk);
   const identity = encodeRowIdentity(input.table.tableId, input.table.pkFieldId, pk);
   const body = encodeRowBody(input.table, values);
   return { identity, body, digest: rowDigestFromParts(hash, identity, body, input.serverVersion) };
+}
+
+/**
+ * Validates the row, then returns its digest alone: the same checks, refusals
+ * and digest as digestRow, for a caller that compares or serves a digest and
+ * has no use for the identity and body octets (they are not copied out).
+ */
+export function rowDigest(input: RowDigestInput): Uint8Array {
+  readHashAndVersion(input);
+  const plan = rowPlan(input.table);
+  if (plan !== undefined) return hashWithPlan(input, plan, lastPreimageHead);
+  return digestRow(input).digest;
 }

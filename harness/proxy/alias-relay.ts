@@ -13,7 +13,7 @@
  * the server refuses it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { canonicalJson, checksumObject, digestRow, readChecksumObject, readTableShape, rowDigestFromParts, rowIdentityFromWire, schemaHashRaw, scopeDigest, type TableShape, toHex } from '../codec/index.ts';
+import { canonicalJson, checksumObject, digestRow, readChecksumObject, readTableShape, rowDigest, rowDigestFromParts, rowIdentityFromWire, schemaHashRaw, scopeDigest, type TableShape, toHex } from '../codec/index.ts';
 import type { RecordedResponse } from './records.ts';
 import { LoopbackRelay, sendAnswer, withoutHeaders } from './relay.ts';
 import { parseLoosely as parse } from './validation.ts';
@@ -264,7 +264,7 @@ export class AliasRelay extends LoopbackRelay {
         this.notes.push(`no table shape for ${row.table}: its row checksum was left as issued`);
         continue;
       }
-      row.row_checksum = checksumObject(digestRow({ schemaHash: rowHash, table: shape, row: content, pk: keyValue(shape, row.pk), serverVersion: alias }).digest);
+      row.row_checksum = checksumObject(rowDigest({ schemaHash: rowHash, table: shape, row: content, pk: keyValue(shape, row.pk), serverVersion: alias }));
     }
 
     // Scope checksums: recomputed over the mirrored scope with the aliases the client holds.

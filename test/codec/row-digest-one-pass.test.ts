@@ -17,6 +17,7 @@ import {
   IMPL_JSON_LIMITS,
   parseJson,
   readRow,
+  rowDigest,
   rowDigestFromParts,
   schemaHashRaw,
   toHex,
@@ -62,6 +63,29 @@ test('one-pass digest equals the general path on the sheet row and on rows with 
       const row = { ...base, [field]: value };
       const fast = outcome(() => digestRow({ schemaHash: SCHEMA_HASH, table: R1_TABLE, row, pk, serverVersion: 'sv-0001' }));
       return fast === outcome(() => generalDigest(R1_TABLE, row, pk, 'sv-0001'));
+    }),
+    { numRuns: 400 },
+  );
+});
+
+test('rowDigest gives the digest of digestRow, or its refusal, and leaves the next digestRow whole (property)', () => {
+  const base = r1Row('rec-1');
+  const digestOnly = (row: unknown, pk: unknown): string => {
+    try {
+      return `ok ${toHex(rowDigest({ schemaHash: SCHEMA_HASH, table: R1_TABLE, row, pk, serverVersion: 'sv-0001' }))}`;
+    } catch (e) {
+      if (e instanceof CodecError) return `refused ${e.code} at ${e.path}: ${e.message}`;
+      throw e;
+    }
+  };
+  fc.assert(
+    fc.property(fc.constantFrom(...R1_TABLE.bodyOrder), wireValue, fc.option(fc.constantFrom('rec-1', 'rec-2', 7), { nil: undefined }), (field, value, pk) => {
+      const row = { ...base, [field]: value };
+      const full = outcome(() => digestRow({ schemaHash: SCHEMA_HASH, table: R1_TABLE, row, pk, serverVersion: 'sv-0001' }));
+      const only = digestOnly(row, pk);
+      // A digest alone, then the whole result of another row: the identity and body come from that row, not the one before.
+      const after = outcome(() => digestRow({ schemaHash: SCHEMA_HASH, table: R1_TABLE, row: base, serverVersion: 'sv-0002' }));
+      return (full.startsWith('ok ') ? only === `ok ${full.split(' ')[3]}` : only === full) && after === outcome(() => generalDigest(R1_TABLE, base, undefined, 'sv-0002'));
     }),
     { numRuns: 400 },
   );

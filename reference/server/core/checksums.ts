@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
-import { type ChecksumObject, canonicalJson, checksumObject, digestRow, fromHex, SCOPE_DOMAIN, ScopeDigestBuilder, text } from '../../../harness/codec/index.ts';
+import { type ChecksumObject, canonicalJson, checksumObject, fromHex, rowDigest, SCOPE_DOMAIN, ScopeDigestBuilder, text } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
 import { manifestTable, type TableDef } from './tables.ts';
@@ -34,20 +34,21 @@ export async function scopeRows(db: ClientBase, scope: string): Promise<ScopeRow
   return rows.map((r) => ({ tableId: r.table_id, pkText: r.pk_text, pkBytes: r.pk_bytes, row: r.row_wire, serverVersion: r.server_version }));
 }
 
-export function rowDigest(tables: Map<string, TableDef>, schemaHash: string, r: ScopeRow): Uint8Array {
+/** A scope row's digest; a row of no known table, or one that no longer fits its shape, is an integrity failure. */
+function scopeRowDigest(tables: Map<string, TableDef>, schemaHash: string, r: ScopeRow): Uint8Array {
   const table = tables.get(r.tableId);
   if (table === undefined) throw integrityFailure();
   try {
-    return digestRow({ schemaHash, table: table.shape, row: r.row, serverVersion: r.serverVersion }).digest;
+    return rowDigest({ schemaHash, table: table.shape, row: r.row, serverVersion: r.serverVersion });
   } catch {
     throw integrityFailure();
   }
 }
 
 export function digestOf(rows: ScopeRow[], tables: Map<string, TableDef>, schemaHash: string, scope: string): Uint8Array {
-  if (fault('xor-scope-digest')) return rows.reduce((acc, r) => acc.map((b, k) => b ^ (rowDigest(tables, schemaHash, r)[k] ?? 0)), new Uint8Array(32)); // fault: server:xor-scope-digest
+  if (fault('xor-scope-digest')) return rows.reduce((acc, r) => acc.map((b, k) => b ^ (scopeRowDigest(tables, schemaHash, r)[k] ?? 0)), new Uint8Array(32)); // fault: server:xor-scope-digest
   const b = new ScopeDigestBuilder(fromHex(schemaHash), scope);
-  for (const r of rows) b.add(r.pkBytes, rowDigest(tables, schemaHash, r));
+  for (const r of rows) b.add(r.pkBytes, scopeRowDigest(tables, schemaHash, r));
   return b.finish();
 }
 
@@ -80,7 +81,7 @@ export interface StoredDigest {
 /** A row digest to store beside the row, or null when the row does not fit the shape (readers then fail as before). */
 export function storedDigest(table: TableDef, schemaHash: string, row: Record<string, unknown>, serverVersion: string): StoredDigest | null {
   try {
-    return { digest: Buffer.from(digestRow({ schemaHash, table: table.shape, row, serverVersion }).digest).toString('hex'), tag: digestTag(table, schemaHash) };
+    return { digest: Buffer.from(rowDigest({ schemaHash, table: table.shape, row, serverVersion })).toString('hex'), tag: digestTag(table, schemaHash) };
   } catch {
     return null;
   }

@@ -4,7 +4,7 @@
  * upsert or tombstone the complete row with its checksum under the schema.
  */
 import { createHash } from 'node:crypto';
-import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
+import { checksumObject, rowDigest } from '../../../harness/codec/index.ts';
 import { digestTag } from './checksums.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
@@ -45,7 +45,7 @@ export function wireChange(c: ChangeSource, tables: Map<string, TableDef>, schem
     if (c.stored != null && c.stored.digest.length === 32 && c.stored.tag === digestTag(table, schemaHash)) digest = c.stored.digest;
     else {
       try {
-        digest = digestRow({ schemaHash, table: table.shape, row: c.row, serverVersion: c.serverVersion }).digest;
+        digest = rowDigest({ schemaHash, table: table.shape, row: c.row, serverVersion: c.serverVersion });
       } catch {
         throw integrityFailure();
       }

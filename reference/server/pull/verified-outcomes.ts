@@ -13,7 +13,7 @@
  * work the worker did once when it stored the digest.
  */
 import type { Pool } from 'pg';
-import { digestRow } from '../../../harness/codec/index.ts';
+import { rowDigest } from '../../../harness/codec/index.ts';
 import { digestTag } from '../core/checksums.ts';
 import { integrityFailure, SyncError } from '../core/errors.ts';
 import { fault } from '../core/faults.ts';
@@ -58,7 +58,7 @@ export function firstBrokenCandidate(selected: Candidate[], tables: Map<string, 
     if (fault('pull004-trusts-stored-digest')) continue; // fault: server:pull004-trusts-stored-digest
     let computed: Uint8Array;
     try {
-      computed = digestRow({ schemaHash, table: table.shape, row: candidate.row, serverVersion: candidate.serverVersion }).digest;
+      computed = rowDigest({ schemaHash, table: table.shape, row: candidate.row, serverVersion: candidate.serverVersion });
     } catch {
       // A stored row that no longer fits its shape cannot vouch for any digest: the page fails, as the builder would fail it.
       throw integrityFailure();

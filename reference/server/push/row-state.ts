@@ -4,7 +4,7 @@
  * (computed by the codec under the outcome schema).
  */
 import type { PoolClient, QueryResult } from 'pg';
-import { checksumObject, digestRow } from '../../../harness/codec/index.ts';
+import { checksumObject, rowDigest } from '../../../harness/codec/index.ts';
 import { wireRow } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
 
@@ -72,6 +72,6 @@ export async function readStateAfter(db: PoolClient, table: TableDef, pk: unknow
 
 /** `server_row` + `row_checksum` for a row under the given schema hash. */
 export function rowWithChecksum(table: TableDef, schemaHash: string, row: Record<string, unknown>, serverVersion: string) {
-  const { digest } = digestRow({ schemaHash, table: table.shape, row, serverVersion });
+  const digest = rowDigest({ schemaHash, table: table.shape, row, serverVersion });
   return { server_row: row, row_checksum: checksumObject(digest) };
 }
