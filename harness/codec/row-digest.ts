@@ -75,7 +75,7 @@ const lastParts = { identityStart: 0, identityLength: 0, bodyStart: 0, bodyEnd: 
  * identity and both lengths are filled in, and the octets are those of the
  * layout above exactly.
  */
-function hashWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): Uint8Array {
+function hashWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): Buffer {
   const w = preimage;
   w.reset();
   w.bytes(preimageHead);
@@ -106,14 +106,15 @@ function hashWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8A
   lastParts.bodyStart = bodyStart;
   lastParts.bodyEnd = bodyEnd;
   // One-shot SHA-256 of the whole preimage: the same octets as an incremental hash, without a hash object per row.
-  // The digest's own buffer is handed out as a plain Uint8Array view (no copy); it belongs to the caller alone.
-  const hashed = sha256Once('sha256', w.octets(), 'buffer');
-  return new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
+  // The digest's own buffer belongs to the caller alone.
+  return sha256Once('sha256', w.octets(), 'buffer');
 }
 
 /** hashWithPlan, then the identity and body copied out of the preimage. */
 function digestWithPlan(input: RowDigestInput, plan: RowPlan, preimageHead: Uint8Array): RowDigestResult {
-  const digest = hashWithPlan(input, plan, preimageHead);
+  const hashed = hashWithPlan(input, plan, preimageHead);
+  // A plain Uint8Array view of the digest's buffer (no copy), as the identity and body are.
+  const digest = new Uint8Array(hashed.buffer, hashed.byteOffset, hashed.byteLength);
   const { identityStart, identityLength, bodyStart, bodyEnd } = lastParts;
   // Identity and body share one allocation, copied at once with the body length between them: two views that do not overlap.
   const parts = Buffer.allocUnsafe(bodyEnd - identityStart);
@@ -152,6 +153,7 @@ export function digestRow(input: RowDigestInput): RowDigestResult {
  * Validates the row, then returns its digest alone: the same checks, refusals
  * and digest as digestRow, for a caller that compares or serves a digest and
  * has no use for the identity and body octets (they are not copied out).
+ * The octets returned are the hash's own buffer, not wrapped or copied.
  */
 export function rowDigest(input: RowDigestInput): Uint8Array {
   readHashAndVersion(input);
