@@ -20,6 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMPILE_CACHE_DIR } from '../harness/adapters/child.ts';
+import { INITDB_CACHE_VARIABLE } from '../reference/server/db/cluster.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const node = process.execPath;
@@ -28,8 +29,13 @@ const lines: string[] = [];
 const runStarted = performance.now();
 let stageStarted = runStarted;
 
-/** Every Node.js process of every stage reuses compiled modules (the same cache the harness gives its children). */
-const environment = { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? COMPILE_CACHE_DIR };
+/**
+ * Every Node.js process of every stage reuses compiled modules (the same cache the harness gives its children),
+ * and every embedded cluster of the run starts from one copy of initdb's files per kind (reference/server/db/cluster.ts).
+ */
+const initdbCache = mkdtempSync(join(tmpdir(), 'synchro-initdb-'));
+process.once('exit', () => rmSync(initdbCache, { recursive: true, force: true }));
+const environment = { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? COMPILE_CACHE_DIR, [INITDB_CACHE_VARIABLE]: initdbCache };
 
 function banner(title: string): void {
   stageStarted = performance.now();

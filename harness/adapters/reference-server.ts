@@ -393,7 +393,7 @@ async function dropReplication(client: pg.Client, login: string): Promise<void> 
 async function sharedClusterDatabase(setup: ReferenceServerSetup, database: string): Promise<ScenarioDatabase> {
   const cluster = setup.cluster;
   if (!cluster) throw new Error('the reference server setup has no database cluster');
-  await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)}`));
+  await admin(cluster.adminUrl, (client) => client.query(`CREATE DATABASE ${quoteIdent(database)} TEMPLATE ${quoteIdent(cluster.template)} STRATEGY FILE_COPY`));
   // The capture worker's logical slot pins the database, so it goes first; the worker login (cluster-wide) goes with the database.
   const attached = cluster.module === undefined ? undefined : attachedCluster(cluster.module, cluster.adminUrl);
   // The cluster module drops the same and also removes the worker login's HBA file (workerConnections).

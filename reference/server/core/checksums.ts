@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
-import { type ChecksumObject, canonicalJson, checksumObject, fromHex, rowDigest, SCOPE_DOMAIN, ScopeDigestBuilder, text } from '../../../harness/codec/index.ts';
+import { type ChecksumObject, canonicalJson, checksumObject, fromHex, rowDigest, SCOPE_DOMAIN, ScopeDigestBuilder, text, toHex } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
 import { manifestTable, type TableDef } from './tables.ts';
@@ -81,7 +81,7 @@ export interface StoredDigest {
 /** A row digest to store beside the row, or null when the row does not fit the shape (readers then fail as before). */
 export function storedDigest(table: TableDef, schemaHash: string, row: Record<string, unknown>, serverVersion: string): StoredDigest | null {
   try {
-    return { digest: Buffer.from(rowDigest({ schemaHash, table: table.shape, row, serverVersion })).toString('hex'), tag: digestTag(table, schemaHash) };
+    return { digest: toHex(rowDigest({ schemaHash, table: table.shape, row, serverVersion })), tag: digestTag(table, schemaHash) };
   } catch {
     return null;
   }

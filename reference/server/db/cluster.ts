@@ -4,10 +4,13 @@
  * `postgres:18` when SYNCHRO_DB=container. Every kind offers the same handful
  * of operations so a scenario can get a fresh database cloned from a template.
  */
-import { accessSync, constants, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, rmSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { EXTENSION_NAME } from './extension.ts';
@@ -341,6 +344,45 @@ async function startWithAllocatorSettings(pgServer: { start(): Promise<void> }):
   }
 }
 
+/**
+ * The folder a whole run shares initdb's output in, when the run names one
+ * (`npm test` does: scripts/test-all.ts creates it and removes it at the end).
+ */
+export const INITDB_CACHE_VARIABLE = 'SYNCHRO_INITDB_CACHE';
+
+const copyTree = (from: string, to: string) => promisify(execFile)('cp', ['-a', from, to]);
+
+/**
+ * initdb costs about a second of CPU per cluster and writes the same files
+ * for the same flags and superuser password. Within a run that names a cache
+ * folder, the first start of each kind keeps a copy of what initdb wrote and
+ * later starts copy that instead. `cp -a` keeps the files' owner (the
+ * `postgres` user when this process runs as root) and modes. Every copy
+ * carries the same system identifier, so clusters of one run are told apart
+ * by their port as well (decision 417). Without a cache folder, or when the
+ * copy cannot be kept, initdb runs as before.
+ */
+async function initialiseData(pgServer: { initialise(): Promise<void> }, dataDir: string, kind: string): Promise<void> {
+  const cache = process.env[INITDB_CACHE_VARIABLE];
+  if (cache === undefined || cache === '') return await pgServer.initialise();
+  const kept = join(cache, createHash('sha256').update(kind).digest('hex').slice(0, 16));
+  // A kept copy appears whole or not at all (renamed into place below).
+  if (existsSync(join(kept, 'PG_VERSION'))) {
+    await copyTree(kept, dataDir);
+    return;
+  }
+  await pgServer.initialise();
+  const aside = `${kept}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    await copyTree(dataDir, aside);
+    await rename(aside, kept);
+  } catch {
+    // Another start kept its copy first, or the run's folder is gone: this start has its files either way.
+  } finally {
+    await rm(aside, { recursive: true, force: true });
+  }
+}
+
 /** Attempts at starting a cluster whose free port was taken before PostgreSQL bound it. */
 const PORT_ATTEMPTS = 3;
 
@@ -368,6 +410,9 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
   const port = await freePort();
   const password = 'synchro';
   const log: string[] = [];
+  // Disposable clusters listen on loopback only: connections are trusted
+  // (no password hashing on every connect) and pages carry no checksums.
+  const initdbFlags = durable ? ['--encoding=UTF8', '--locale=C'] : ['--encoding=UTF8', '--locale=C', '--auth=trust', '--no-data-checksums'];
   const pgServer = new EmbeddedPostgres({
     databaseDir: join(root, 'data'),
     port,
@@ -375,9 +420,7 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
     password,
     persistent: false,
     createPostgresUser: true,
-    // Disposable clusters listen on loopback only: connections are trusted
-    // (no password hashing on every connect) and pages carry no checksums.
-    initdbFlags: durable ? ['--encoding=UTF8', '--locale=C'] : ['--encoding=UTF8', '--locale=C', '--auth=trust', '--no-data-checksums'],
+    initdbFlags,
     postgresFlags: [
       '-c', 'wal_level=logical',
       '-c', 'listen_addresses=127.0.0.1',
@@ -397,7 +440,7 @@ async function startEmbeddedOnce(mode: ClusterMode): Promise<Cluster> {
     },
   });
   try {
-    await pgServer.initialise();
+    await initialiseData(pgServer, join(root, 'data'), JSON.stringify({ initdbFlags, password }));
     await prepareHbaIncludes(join(root, 'data'));
     await mkdir(join(root, 'socket'), { mode: 0o777 });
     await chmod(join(root, 'socket'), 0o777);

@@ -18,9 +18,10 @@ interface Placement {
   cluster: string;
 }
 
+/** A cluster is its system identifier and port: clusters started from one copy of initdb's files share the identifier (decision 417). */
 async function placement(server: ServerAdapter): Promise<Placement> {
   if (!server.inspect) throw new Error(`server adapter "${server.id}" has no inspect capability to tell its database`);
-  const [row] = await server.inspect.query<{ database: string; cluster: string }>('SELECT current_database() AS database, (SELECT system_identifier::text FROM pg_control_system()) AS cluster');
+  const [row] = await server.inspect.query<{ database: string; cluster: string }>("SELECT current_database() AS database, (SELECT system_identifier::text FROM pg_control_system()) || ':' || current_setting('port') AS cluster");
   if (row === undefined) throw new Error(`server adapter "${server.id}" did not tell its database`);
   return row;
 }
