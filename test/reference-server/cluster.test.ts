@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
+import { INITDB_CACHE_VARIABLE } from '../../reference/server/db/cluster.ts';
 import { type Cluster, startCluster } from '../../reference/server/db/index.ts';
 
 let cluster: Cluster;
@@ -104,4 +108,31 @@ test('an immediate restart ends open sessions, recovers what was checkpointed an
   const row = await one<{ n: number; recovered: boolean }>(url, "SELECT count(*)::int AS n, pg_postmaster_start_time() > now() - interval '1 minute' AS recovered FROM kept");
   assert.deepEqual(row, { n: 1, recovered: true });
   await cluster.dropDatabase('crash_probe');
+});
+
+test('clusters of a run that names an initdb folder start from one kept copy and are still separate clusters', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'synchro-initdb-test-'));
+  const previous = process.env[INITDB_CACHE_VARIABLE];
+  process.env[INITDB_CACHE_VARIABLE] = folder;
+  const started: Cluster[] = [];
+  try {
+    started.push(await startCluster({}));
+    const kept = readdirSync(folder);
+    assert.equal(kept.length, 1, `the first start keeps one copy, found ${kept.join(', ')}`);
+    assert.ok(existsSync(join(folder, kept[0] as string, 'PG_VERSION')), 'the kept copy is a whole data directory');
+    started.push(await startCluster({}));
+    assert.deepEqual(readdirSync(folder), kept, 'the second start copies the kept files and keeps nothing more');
+    const [first, second] = started as [Cluster, Cluster];
+    await one(first.adminUrl, 'CREATE TABLE only_in_first (id int)');
+    const sql = "SELECT system_identifier::text AS id, current_setting('port') AS port, to_regclass('public.only_in_first') IS NOT NULL AS has_table FROM pg_control_system()";
+    const [a, b] = [await one<{ id: string; port: string; has_table: boolean }>(first.adminUrl, sql), await one<{ id: string; port: string; has_table: boolean }>(second.adminUrl, sql)];
+    assert.equal(a.id, b.id, 'both started from the same initdb files');
+    assert.notEqual(a.port, b.port);
+    assert.deepEqual([a.has_table, b.has_table], [true, false], 'a change in one cluster is not in the other');
+  } finally {
+    if (previous === undefined) delete process.env[INITDB_CACHE_VARIABLE];
+    else process.env[INITDB_CACHE_VARIABLE] = previous;
+    for (const c of started) await c.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
