@@ -5,9 +5,10 @@
  * endpoint answers the error envelope and changes nothing.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { connect, type Harness, insertNote, NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
+import { catchUp, connect, type Harness, insertNote, NOTES_SQL, OWNED_NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
+import { rebuildBody, rebuildPage } from './sync-flow.ts';
 
 const env = useEnv();
 
@@ -124,5 +125,27 @@ test('a refusal whose envelope echoes a \\u0000 escape from the request is answe
     assert.equal((res.json as { error: { code: string } }).error.code, 'invalid_schema_reference');
     const last = (await calls(h)).at(-1);
     assert.deepEqual([last?.entry_point, last?.status, last?.error_code, last?.digest], ['connect', 400, 'invalid_schema_reference', sha256(res.text)]);
+  });
+});
+
+test('a page too large for a text constant reaches the entry point as a parameter; either way the answer is the call\'s result, not the core\'s page', async () => {
+  await withCaptureServer(env(), OWNED_NOTES_SQL, async (h) => {
+    await h.sql.query(`INSERT INTO public.notes (id, body) SELECT 'n' || lpad(g::text, 4, '0'), repeat('x', 150) FROM generate_series(1, 400) g`);
+    await catchUp(h);
+    const s = await connect(h);
+    const large = await rebuildPage(h, s, 'user:u1', randomUUID(), null, 1000);
+    assert.equal(large.status, 200, large.text.slice(0, 300));
+    assert.ok(large.text.length > 32_768, `the page has ${large.text.length} characters, under the parameter path's threshold`);
+    assert.equal((await calls(h)).at(-1)?.digest, sha256(large.text));
+    // An entry point whose result is not the page it was given: the answer must be that result on both paths.
+    await h.sql.query(`CREATE OR REPLACE FUNCTION synchro.synchro_rebuild(p_user_id text, p_outcome jsonb) RETURNS jsonb
+      LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, synchro
+      RETURN synchro.adapter_entry_result('rebuild', p_user_id, jsonb_set(p_outcome, '{body}', to_jsonb((p_outcome ->> 'body') || ' ')))`);
+    for (const limit of [1000, 1]) {
+      const answered = await h.post('/sync/rebuild', rebuildBody(s, 'user:u1', randomUUID(), null, limit));
+      assert.equal(answered.status, 200, answered.text.slice(0, 300));
+      assert.ok(answered.text.endsWith('} '), `a page of limit ${limit} is not the entry point's result: it ends ${JSON.stringify(answered.text.slice(-20))}`);
+      assert.equal((await calls(h)).at(-1)?.digest, sha256(answered.text));
+    }
   });
 });
