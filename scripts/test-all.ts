@@ -16,7 +16,7 @@
  * summary line says how long it took.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMPILE_CACHE_DIR } from '../harness/adapters/child.ts';
@@ -32,10 +32,16 @@ let stageStarted = runStarted;
 /**
  * Every Node.js process of every stage reuses compiled modules (the same cache the harness gives its children),
  * and every embedded cluster of the run starts from one copy of initdb's files per kind (reference/server/db/cluster.ts).
+ * The run's temporary files all go into one folder (TMPDIR for every stage), removed when the run ends, so a
+ * test or a process that leaves its scratch behind does not leave it in the machine's temporary directory. The
+ * folder is world-writable and sticky, as that directory is: the embedded clusters' server processes run as
+ * another user and must reach their data directories inside it.
  */
-const initdbCache = mkdtempSync(join(tmpdir(), 'synchro-initdb-'));
-process.once('exit', () => rmSync(initdbCache, { recursive: true, force: true }));
-const environment = { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? COMPILE_CACHE_DIR, [INITDB_CACHE_VARIABLE]: initdbCache };
+const runTemp = mkdtempSync(join(tmpdir(), 'synchro-test-run-'));
+chmodSync(runTemp, 0o1777);
+process.once('exit', () => rmSync(runTemp, { recursive: true, force: true }));
+const initdbCache = mkdtempSync(join(runTemp, 'synchro-initdb-'));
+const environment = { ...process.env, TMPDIR: runTemp, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? COMPILE_CACHE_DIR, [INITDB_CACHE_VARIABLE]: initdbCache };
 
 function banner(title: string): void {
   stageStarted = performance.now();
@@ -63,7 +69,7 @@ function single(title: string, command: string, args: string[]): void {
 
 function unitTests(): void {
   banner('unit and property tests');
-  const dir = mkdtempSync(join(tmpdir(), 'synchro-unit-'));
+  const dir = mkdtempSync(join(runTemp, 'synchro-unit-'));
   const tap = join(dir, 'results.tap');
   // One test file per core at a time (node --test runs one fewer by default, so one at a time on two cores):
   // most files wait on their own embedded cluster much of the time.

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseCatalog, readCatalog } from '../../harness/catalog/parse.ts';
 import { baseSlug, Slugger } from '../../harness/catalog/slug.ts';
 import { InputError } from '../../harness/errors.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 
@@ -83,7 +83,7 @@ test('ATX details: closing hashes, indentation, and non-headings', () => {
 });
 
 test('a catalog that is not UTF-8 is an input error naming the line', () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'synchro-catalog-')), 'latin1.md');
+  const file = join(scratchDir('synchro-catalog-'), 'latin1.md');
   writeFileSync(file, Buffer.concat([Buffer.from('## S\n### Fine\n'), Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x0a])]));
   assert.throws(() => readCatalog(file), (error: unknown) => error instanceof InputError && error.line === 3 && /not valid UTF-8/.test(error.message));
 });

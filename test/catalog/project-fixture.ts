@@ -1,7 +1,7 @@
 /** A throwaway project (catalog, invariants.yaml, features) for mapping-check tests. */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { scratchDir } from '../support/scratch-dir.ts';
 
 export const FIXTURE_CATALOG = new URL('./fixtures/small-catalog.md', import.meta.url).pathname;
 
@@ -48,7 +48,7 @@ export function featureText(id: string, title: string, tags = '@server'): string
 
 /** Writes the fixture project and returns its root. */
 export function makeProject(options: { records?: FixtureRecord[]; yaml?: string; features?: Record<string, string> } = {}): string {
-  const root = mkdtempSync(join(tmpdir(), 'synchro-catalog-'));
+  const root = scratchDir('synchro-catalog-');
   const records = options.records ?? RECORDS;
   writeFileSync(join(root, 'invariants.yaml'), options.yaml ?? recordsYaml(records));
   const features = options.features ?? Object.fromEntries(RECORDS.map((r) => [`features/${r.anchor}.feature`, featureText(r.id, r.title)]));

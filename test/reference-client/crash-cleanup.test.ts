@@ -5,10 +5,8 @@
  * unresolved local intent, and never turn cleanup into a mutation.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
+import { scratchDir } from '../support/scratch-dir.ts';
 import { DriverProcess } from './driver-process.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest } from './fixtures.ts';
@@ -58,7 +56,7 @@ test('killed inside scope cleanup: the removal happens once after restart, keeps
   t.after(() => server.stop());
   t.after(killLeftovers);
   const clientId = 'cleanup-kill';
-  const cfg = { dataDir: mkdtempSync(join(tmpdir(), 'synchro-cleanup-')), serverUrl: server.url, token: 't', clientId, appVersion: '1.0.0' };
+  const cfg = { dataDir: scratchDir('synchro-cleanup-'), serverUrl: server.url, token: 't', clientId, appVersion: '1.0.0' };
   for (const [id, title] of [
     ['only-a', 'a'],
     ['only-b', 'b'],
@@ -147,7 +145,7 @@ test('killed inside scope cleanup during a pull page: restart removes the scope 
   t.after(() => server.stop());
   t.after(killLeftovers);
   const clientId = 'cleanup-kill-pull';
-  const cfg = { dataDir: mkdtempSync(join(tmpdir(), 'synchro-cleanup-')), serverUrl: server.url, token: 't', clientId, appVersion: '1.0.0' };
+  const cfg = { dataDir: scratchDir('synchro-cleanup-'), serverUrl: server.url, token: 't', clientId, appVersion: '1.0.0' };
   server.putRow('tbl_orders', order('only-a', 'a'));
   server.putRow('tbl_orders', order('only-b', 'b'));
   server.putRow('tbl_orders', order('refused-b', 'b'));

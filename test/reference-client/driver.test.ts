@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { scratchDir } from '../support/scratch-dir.ts';
 import { DriverProcess } from './driver-process.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest } from './fixtures.ts';
@@ -18,7 +16,7 @@ after(() => server.stop());
 let n = 0;
 function config(extra: Record<string, unknown> = {}) {
   n++;
-  return { dataDir: mkdtempSync(join(tmpdir(), 'synchro-driver-')), serverUrl: server.url, token: 't', clientId: `driver-${n}`, appVersion: '1.0.0', ...extra };
+  return { dataDir: scratchDir('synchro-driver-'), serverUrl: server.url, token: 't', clientId: `driver-${n}`, appVersion: '1.0.0', ...extra };
 }
 
 async function opened(cfg: Record<string, unknown>, env: Record<string, string> = {}): Promise<DriverProcess> {

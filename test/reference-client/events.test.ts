@@ -5,12 +5,10 @@
  * change that was rolled back.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { OpenOptions, SynchroClient } from '../../reference/client/client.ts';
 import { type ClientEvent, ClientEvents, EVENT_LOG_LIMIT } from '../../reference/client/events.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 import { DriverProcess } from './driver-process.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest, openClient } from './fixtures.ts';
@@ -341,7 +339,7 @@ test('the event log keeps the newest entries and its sequence shows what was dro
 });
 
 test('the driver reports the event log next to the status log, including a migration resumed on opening', async (t) => {
-  const cfg = { dataDir: mkdtempSync(join(tmpdir(), 'synchro-events-')), serverUrl: server.url, token: 't', clientId: nextId(), appVersion: '1.0.0', bundledManifest: manifest() };
+  const cfg = { dataDir: scratchDir('synchro-events-'), serverUrl: server.url, token: 't', clientId: nextId(), appVersion: '1.0.0', bundledManifest: manifest() };
   const first = new DriverProcess({ SYNCHRO_CRASH_AT: 'migration_prepared' });
   assert.deepEqual(await first.raw('open', cfg), { killed: 'SIGKILL' });
   const d = new DriverProcess();

@@ -3,10 +3,8 @@
  * are named after, so a sensitivity run that enables them measures something.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { scratchDir } from '../support/scratch-dir.ts';
 import { DriverProcess } from './driver-process.ts';
 import { FakeServer } from './fake-server.ts';
 import { manifest } from './fixtures.ts';
@@ -21,7 +19,7 @@ let n = 0;
 async function driver(faults: string): Promise<DriverProcess> {
   const d = new DriverProcess(faults === '' ? {} : { SYNCHRO_FAULTS: faults });
   n++;
-  await d.call('open', { dataDir: mkdtempSync(join(tmpdir(), 'synchro-fault-')), serverUrl: server.url, token: 't', clientId: `fault-${n}`, appVersion: '1.0.0' });
+  await d.call('open', { dataDir: scratchDir('synchro-fault-'), serverUrl: server.url, token: 't', clientId: `fault-${n}`, appVersion: '1.0.0' });
   await d.call('syncNow');
   return d;
 }

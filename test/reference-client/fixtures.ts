@@ -3,14 +3,13 @@
  * with hard delete), an instant clock, and helpers that open clients against
  * the fake server.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { schemaManifestHash } from '../../harness/codec/index.ts';
 import type { SchemaManifest } from '../../harness/wire/generated.ts';
 import { type OpenOptions, SynchroClient } from '../../reference/client/client.ts';
 import type { Clock } from '../../reference/client/context.ts';
 import { httpTransport } from '../../reference/client/sync/transport.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 import type { FakeServer } from './fake-server.ts';
 
 export function manifest(version = 1, extra = false): SchemaManifest {
@@ -74,7 +73,7 @@ export function instantClock(): Clock & { slept: number[] } {
 }
 
 export function tempDb(): string {
-  return join(mkdtempSync(join(tmpdir(), 'synchro-client-')), 'client.db');
+  return join(scratchDir('synchro-client-'), 'client.db');
 }
 
 export function openClient(server: FakeServer, clientId: string, extra: Partial<OpenOptions> = {}): SynchroClient {

@@ -5,14 +5,14 @@
  * set-up. A Rule of a passed requirement without a recipe is unproven.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { FaultRecipe, LocatedRecord, RequirementRecord } from '../../harness/catalog/types.ts';
 import { InputError } from '../../harness/errors.ts';
 import { readMessages } from '../../harness/report/messages.ts';
 import { runSensitivity } from '../../harness/sensitivity/run.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 
 const root = new URL('./fixture/', import.meta.url).pathname;
 const EXACT = 'a sum is exact';
@@ -34,7 +34,7 @@ function record(id: string, anchor: string, section: string, faults: [name: stri
   return { record: value, line: 1 };
 }
 
-const options = (records: LocatedRecord[], workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-test-'))) => ({
+const options = (records: LocatedRecord[], workDir = scratchDir('synchro-sensitivity-test-')) => ({
   root,
   recordsFile: 'invariants.yaml',
   records,
@@ -83,7 +83,7 @@ test('a recipe is detected only by a Then step of its rule; a broken Given is no
 });
 
 test('a fault run executes only the scenarios of the rule it targets', async () => {
-  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-rule-'));
+  const workDir = scratchDir('synchro-sensitivity-rule-');
   await runSensitivity(options([record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:broken-adder', WORKING]])], workDir));
   const [stream] = readdirSync(workDir).filter((name) => name.startsWith('SYNC-ALPHA-001'));
   const index = readMessages(join(workDir, stream as string));
@@ -113,11 +113,11 @@ test('a fault name the registry does not know, or a rule the feature does not ha
 
 test('a baseline taken from an earlier run of the same code is not run again', async () => {
   const { runFeatures } = await import('../../harness/run/cucumber.ts');
-  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-baseline-'));
+  const workDir = scratchDir('synchro-sensitivity-baseline-');
   const baselineMessages = join(workDir, 'main-run.ndjson');
   await runFeatures({ cwd: root, paths: ['features/sum.feature', 'features/greeting.feature'], imports: ['steps/**/*.ts'], parallel: 1, worldParameters: {}, messagesFile: baselineMessages, progress: 'none' });
   const records = [record('SYNC-ALPHA-001', 'sum', 'Alpha', [['server:wrong-sum', EXACT], ['server:wrong-sum', WORKING]]), record('SYNC-ALPHA-002', 'greeting', 'Alpha', [])];
-  const faultRuns = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-faults-'));
+  const faultRuns = scratchDir('synchro-sensitivity-faults-');
   const outcome = await runSensitivity({ ...options(records), workDir: faultRuns, baselineMessages });
   assert.deepEqual(
     outcome.requirements.map((r) => [r.id, r.baseline, r.proven]),
@@ -156,7 +156,7 @@ test('a rule whose every scenario is about an undeclared implementation form is 
     return located;
   };
   const BINDING = 'a binding hands durable work to the native client';
-  const workDir = mkdtempSync(join(tmpdir(), 'synchro-sensitivity-form-'));
+  const workDir = scratchDir('synchro-sensitivity-form-');
   // A recipe aimed at the form-only rule is listed as not run; no fault run is made for it.
   const outcome = await runSensitivity(options([binding([['server:wrong-sum', 'a sum is exact in the client'], ['server:wrong-sum', BINDING]])], workDir));
   const [requirement] = outcome.requirements;
