@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import type { CaptureWorker } from '../../reference/server/capture/worker.ts';
+import { CaptureStopped } from '../../reference/server/core/capture-control.ts';
 import { connect, freshServer, type Harness, insertNote, OWNED_NOTES_SQL, pushBody, useEnv, withCaptureServer } from './helpers.ts';
 
 const env = useEnv();
@@ -286,5 +287,17 @@ test('a worker whose sessions the database ended connects again when restarted, 
     assert.deepEqual(await control(h, 'restart'), { worker: 'running' });
     assert.equal((await catchUp(h)).status, 200);
     assert.deepEqual(await effectsOf(h, ['s0', 's1']), ['s0', 's1']);
+  });
+});
+
+test('waiting for materialization ends at once, refused, when the worker stops with work left, rather than waiting for a poll that never comes', async () => {
+  await withControls(async (h) => {
+    const capture = h.server.capture as CaptureWorker;
+    await capture.catchUp(15_000);
+    await capture.stop();
+    await h.sql.query(`INSERT INTO public.notes (id) VALUES ('after-stop')`);
+    const started = Date.now();
+    await assert.rejects(capture.catchUp(20_000), (e: Error) => e instanceof CaptureStopped);
+    assert.ok(Date.now() - started < 10_000, `the wait took ${Date.now() - started} ms`);
   });
 });

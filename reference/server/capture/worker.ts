@@ -672,7 +672,7 @@ export class CaptureWorker implements CaptureHandle {
       let polled = false;
       for (;;) {
         if (this.slotRefused) throw new CapturePoisoned('capture is blocked: the worker refused its recorded slot');
-        if (this.paused) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
+        if (this.paused || this.stopped) throw new CaptureStopped('the capture worker is stopped; start it before waiting for materialization');
         if (this.testControls.holding) throw new CaptureStopped('the capture worker is held before its materialization commit; resume it before waiting for materialization');
         const { rows } = await db.query<{ a: string; p: boolean }>(
           "SELECT acknowledged_end_lsn::text AS a, EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active' AND retry_requested_at IS NULL) AS p FROM synchro.wal_progress",
@@ -685,10 +685,19 @@ export class CaptureWorker implements CaptureHandle {
         if (polled && (await relationDrifted(db))) throw new CapturePoisoned('capture is blocked: a registered relation drifted from its registration');
         if (Date.now() > deadline) throw new Error(`capture did not reach ${formatLsn(target)} in ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
-          this.waiters.push(resolve);
+          // No wait outlives the deadline, whatever the worker does.
+          const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1);
+          const wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          this.waiters.push(wake);
           // A poll that reaches an armed hold does not end until released: the loop then refuses at once.
-          this.testControls.whenHeld(resolve);
+          this.testControls.whenHeld(wake);
           this.kick();
+          // A worker paused or stopped after the checks above (a crash point pauses it from inside its poll)
+          // runs no poll that would wake this wait: the loop checks again at once.
+          if (this.running === undefined) wake();
         });
         polled = true;
       }
