@@ -1,11 +1,11 @@
 /** Shared set-up of the report tests: one real Cucumber run per test process, reused by every test in it. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Classification } from '../../harness/report/classify.ts';
 import { classifyRun } from '../../harness/report/classify.ts';
 import type { MessageIndex } from '../../harness/report/messages.ts';
 import { readMessages } from '../../harness/report/messages.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 import { fixtureRecords, runFixtures } from './fixtures/run-fixtures.ts';
 
 export interface FixtureRun {
@@ -17,12 +17,6 @@ export interface FixtureRun {
 }
 
 let run: Promise<FixtureRun> | undefined;
-const created: string[] = [];
-
-// Each test file runs in its own process: its temporary folders go when it ends.
-process.on('exit', () => {
-  for (const dir of created) rmSync(dir, { recursive: true, force: true });
-});
 
 export function fixtureRun(): Promise<FixtureRun> {
   run ??= (async () => {
@@ -36,8 +30,7 @@ export function fixtureRun(): Promise<FixtureRun> {
   return run;
 }
 
+/** A temporary folder removed when this test process ends. */
 export function tempDir(prefix = 'report-out-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  created.push(dir);
-  return dir;
+  return scratchDir(prefix);
 }
