@@ -5,20 +5,27 @@
  *   second, against one SELECT of the same rows from the table pull reads
  *   (synchro.scope_effects), built into the same change objects with the
  *   same checksums and serialized to the same canonical JSON in pages of
- *   1,000, in the same run;
+ *   1,000, in the same run. --drains clients, connected and rebuilt before
+ *   the rows are loaded, each drain the same rows from the same start; each
+ *   drain is paired with one timed SELECT, the pair's order turning each
+ *   round, and the goal is the median of the pairs' ratios (one drain and one
+ *   SELECT swung the ratio by a quarter between runs of the same code). Only
+ *   the first drain's terminal page computes the four scope checksums; the
+ *   later ones find them cached by scope and content version, as any client's
+ *   would (about 1% of a drain);
  * - steady pull: with nothing new, --steady terminal pulls (every scope's
  *   checksum included) at each size, and as many GET /ready round trips on
  *   the large size's server, timed in alternating rounds of 20 with both
  *   servers up; each ratio is the median of the rounds' ratios.
  * Loopback only; bounded page counts.
  *
- *   node bench/pull/main.ts [--small 1000] [--large 100000] [--steady 200] [--durable]
+ *   node bench/pull/main.ts [--small 1000] [--large 100000] [--steady 200] [--drains 5] [--durable]
  */
 import { parseArgs } from 'node:util';
 import { canonicalJson, checksumObject } from '../../harness/codec/index.ts';
 import type { Cluster } from '../../reference/server/db/index.ts';
 import { atLeast, atMost, durabilityLine, fmt, median, positiveInteger, printResult } from '../lib/report.ts';
-import { type Bench, benchCluster, drain, insertRows, pullBody, SCOPES, startBench } from './setup.ts';
+import { type Bench, type BenchClient, benchCluster, drain, insertRows, pullBody, SCOPES, startBench } from './setup.ts';
 
 const PAGE = 1000;
 
@@ -71,34 +78,51 @@ interface Drained {
   cursors: Record<string, string>;
 }
 
-async function loadAndDrain(cluster: Cluster, rows: number, large: number): Promise<Drained> {
+async function loadAndDrain(cluster: Cluster, rows: number, large: number, drains: number): Promise<Drained> {
   const b = await startBench(cluster, `bench_pull_${rows}`);
   try {
-    return await drained(b, rows, large);
+    return await drained(b, rows, large, drains);
   } catch (e) {
     await b.close();
     throw e;
   }
 }
 
-async function drained(b: Bench, rows: number, large: number): Promise<Drained> {
+/** One client's drain of every row loaded, in seconds. */
+async function timedDrain(b: Bench, client: BenchClient, rows: number): Promise<number> {
+  const t0 = performance.now();
+  const delivered = await drain(b, client.cursors, Math.ceil(rows / PAGE) + 10, PAGE, client.envelope);
+  const seconds = (performance.now() - t0) / 1000;
+  if (delivered !== rows) throw new Error(`the drain of ${client.envelope.client_id} delivered ${delivered} of ${rows} rows`);
+  return seconds;
+}
+
+async function drained(b: Bench, rows: number, large: number, drains: number): Promise<Drained> {
+  // Every client starts before the rows exist, so each drain is the same work from the same start.
+  const clients: BenchClient[] = [{ envelope: b.envelope, cursors: { ...b.cursors } }];
+  for (let k = 1; k < drains; k++) clients.push(await b.connectClient(`bench-${k + 1}`));
   const load0 = performance.now();
   await insertRows(b.sql, 1, rows);
   await b.server.capture?.catchUp(1_800_000);
   console.log(`setup (not timed below): ${fmt(rows)} rows inserted and captured in ${((performance.now() - load0) / 1000).toFixed(1)} s`);
-  const cursors = { ...b.cursors };
-  const t0 = performance.now();
-  const delivered = await drain(b, cursors, Math.ceil(rows / PAGE) + 10, PAGE);
-  const pullSeconds = (performance.now() - t0) / 1000;
-  if (delivered !== rows) throw new Error(`the drain delivered ${delivered} of ${rows} rows`);
   const first = await b.sql.query<{ table_id: string; pk_field_id: string }>("SELECT table_id, pk_field_id FROM synchro.relations WHERE physical_relation = 'items'");
   const table = { id: first.rows[0]?.table_id as string, pkField: first.rows[0]?.pk_field_id as string };
-  const selectSeconds = await selectAndSerialize(b, rows, table);
-  console.log(`pull drain at ${fmt(rows)} rows: ${pullSeconds.toFixed(2)} s = ${fmt(rows / pullSeconds)} rows/s; SELECT + same JSON: ${selectSeconds.toFixed(3)} s = ${fmt(rows / selectSeconds)} rows/s`);
-  if (rows === large) {
-    printResult(atLeast(`pull drain, ${fmt(rows)} rows`, `${fmt(rows / pullSeconds)} rows/s`, `${fmt(rows / selectSeconds)} rows/s`, selectSeconds / pullSeconds, 0.25));
+  const pairs: Array<{ pull: number; select: number }> = [];
+  for (const [k, client] of clients.entries()) {
+    // The pair's order turns each round, so neither side always runs first.
+    const pair = { pull: 0, select: 0 };
+    if (k % 2 === 1) pair.select = await selectAndSerialize(b, rows, table);
+    pair.pull = await timedDrain(b, client, rows);
+    if (k % 2 === 0) pair.select = await selectAndSerialize(b, rows, table);
+    pairs.push(pair);
+    console.log(`pull drain ${k + 1} of ${drains} at ${fmt(rows)} rows: ${pair.pull.toFixed(2)} s = ${fmt(rows / pair.pull)} rows/s; SELECT + same JSON: ${pair.select.toFixed(3)} s = ${fmt(rows / pair.select)} rows/s; ratio ${(pair.select / pair.pull).toFixed(3)}`);
   }
-  return { rows, b, cursors };
+  if (rows === large) {
+    const pullRate = median(pairs.map((p) => rows / p.pull));
+    const selectRate = median(pairs.map((p) => rows / p.select));
+    printResult(atLeast(`pull drain, ${fmt(rows)} rows`, `${fmt(pullRate)} rows/s`, `${fmt(selectRate)} rows/s`, median(pairs.map((p) => p.select / p.pull)), 0.25));
+  }
+  return { rows, b, cursors: (clients[0] as BenchClient).cursors };
 }
 
 async function steadyPull({ b, cursors }: Drained): Promise<void> {
@@ -113,15 +137,18 @@ async function ready({ b }: Drained): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { small: { type: 'string', default: '1000' }, large: { type: 'string', default: '100000' }, steady: { type: 'string', default: '200' }, durable: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    options: { small: { type: 'string', default: '1000' }, large: { type: 'string', default: '100000' }, steady: { type: 'string', default: '200' }, drains: { type: 'string', default: '5' }, durable: { type: 'boolean', default: false } },
+  });
   const small = positiveInteger('small', values.small, 1_000_000);
   const large = positiveInteger('large', values.large, 1_000_000);
   const steady = positiveInteger('steady', values.steady, 10_000);
+  const drains = positiveInteger('drains', values.drains, 9);
   console.log(durabilityLine(values.durable));
   const cluster = await benchCluster(values.durable);
   const sizes: Drained[] = [];
   try {
-    for (const rows of [small, large]) sizes.push(await loadAndDrain(cluster, rows, large));
+    for (const rows of [small, large]) sizes.push(await loadAndDrain(cluster, rows, large, drains));
     const [lo, hi] = sizes as [Drained, Drained];
     // Both servers stay up and the three timings alternate in rounds (the order turning each
     // round), so load from other processes on a shared machine falls on all three alike; each

@@ -13,12 +13,21 @@ import { type Cluster, type ClusterMode, startCluster } from '../../reference/se
 
 export const SCOPES = ['s1', 's2', 's3', 'user:bench'];
 
-export interface Bench {
+/** What a pull of one client carries besides its cursors. */
+export type Envelope = { client_id: string; client_generation: number; schema: { version: number; hash: string } };
+
+/** A connected client whose scopes are rebuilt: its envelope and the cursor of every scope. */
+export interface BenchClient {
+  envelope: Envelope;
+  cursors: Record<string, string>;
+}
+
+export interface Bench extends BenchClient {
   server: RunningServer;
   sql: pg.Client;
   post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }>;
-  envelope: { client_id: string; client_generation: number; schema: { version: number; hash: string } };
-  cursors: Record<string, string>;
+  /** Another client of the bench user, connected and rebuilt at the rows present now. */
+  connectClient(clientId: string): Promise<BenchClient>;
   close(): Promise<void>;
 }
 
@@ -45,24 +54,30 @@ export async function startBench(cluster: Cluster, name: string): Promise<Bench>
     const res = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   };
-  const c = await post('/sync/connect', { client_id: 'bench', platform: 'bench', app_version: '1.0.0', protocol_version: 3, schema: { version: 0, hash: '' }, scope_set_version: 0, known_scopes: {} });
-  if (c.status !== 200) throw new Error(`connect failed: ${JSON.stringify(c.json)}`);
-  const schema = c.json.schema as { version: number; hash: string };
-  const envelope = { client_id: 'bench', client_generation: c.json.client_generation as number, schema: { version: schema.version, hash: schema.hash } };
-  await server.capture?.catchUp(60_000);
-  // Each scope starts empty; its rebuild's final cursor is where incremental pulls begin.
-  const cursors: Record<string, string> = {};
-  for (const scope of SCOPES) {
-    const r = await post('/sync/rebuild', { ...envelope, scope, rebuild_id: randomUUID(), cursor: null, limit: 1000 });
-    if (r.status !== 200) throw new Error(`rebuild failed: ${JSON.stringify(r.json)}`);
-    cursors[scope] = r.json.final_scope_cursor as string;
-  }
+  const connectClient = async (clientId: string): Promise<BenchClient> => {
+    const c = await post('/sync/connect', { client_id: clientId, platform: 'bench', app_version: '1.0.0', protocol_version: 3, schema: { version: 0, hash: '' }, scope_set_version: 0, known_scopes: {} });
+    if (c.status !== 200) throw new Error(`connect failed: ${JSON.stringify(c.json)}`);
+    const schema = c.json.schema as { version: number; hash: string };
+    const envelope = { client_id: clientId, client_generation: c.json.client_generation as number, schema: { version: schema.version, hash: schema.hash } };
+    await server.capture?.catchUp(60_000);
+    // A rebuild's final cursor is where the scope's incremental pulls begin.
+    const cursors: Record<string, string> = {};
+    for (const scope of SCOPES) {
+      const r = await post('/sync/rebuild', { ...envelope, scope, rebuild_id: randomUUID(), cursor: null, limit: 1000 });
+      if (r.status !== 200) throw new Error(`rebuild failed: ${JSON.stringify(r.json)}`);
+      if (r.json.has_more === true) throw new Error(`the bench rebuilds ${clientId}'s scopes before rows are loaded, in one page each`);
+      cursors[scope] = r.json.final_scope_cursor as string;
+    }
+    return { envelope, cursors };
+  };
+  const { envelope, cursors } = await connectClient('bench');
   return {
     server,
     sql,
     post,
     envelope,
     cursors,
+    connectClient,
     async close() {
       await server.close();
       await sql.end();
@@ -70,8 +85,8 @@ export async function startBench(cluster: Cluster, name: string): Promise<Bench>
   };
 }
 
-export function pullBody(b: Bench, cursors: Record<string, string>, limit: number) {
-  return { ...b.envelope, scope_set_version: 1, scopes: Object.fromEntries(Object.entries(cursors).map(([k, v]) => [k, { cursor: v }])), limit };
+export function pullBody(b: Bench, cursors: Record<string, string>, limit: number, envelope: Envelope = b.envelope) {
+  return { ...envelope, scope_set_version: 1, scopes: Object.fromEntries(Object.entries(cursors).map(([k, v]) => [k, { cursor: v }])), limit };
 }
 
 /** Rows `from`..`to` (inclusive) of the bench table, as one multi-row INSERT per `chunk` rows, each its own transaction. */
@@ -84,11 +99,11 @@ export async function insertRows(sql: pg.Client, from: number, to: number, chunk
   }
 }
 
-/** Pulls until every scope is at the boundary; returns the number of changes delivered. */
-export async function drain(b: Bench, cursors: Record<string, string>, maxPages: number, limit = 1000): Promise<number> {
+/** Pulls until every scope is at the boundary (as the bench's client unless another is given); returns the number of changes delivered. */
+export async function drain(b: Bench, cursors: Record<string, string>, maxPages: number, limit = 1000, envelope: Envelope = b.envelope): Promise<number> {
   let delivered = 0;
   for (let page = 0; page < maxPages; page++) {
-    const r = await b.post('/sync/pull', pullBody(b, cursors, limit));
+    const r = await b.post('/sync/pull', pullBody(b, cursors, limit, envelope));
     if (r.status !== 200) throw new Error(`pull failed: ${JSON.stringify(r.json)}`);
     delivered += (r.json.changes as unknown[]).length;
     Object.assign(cursors, r.json.scope_cursors);

@@ -7,6 +7,7 @@
  * visibility, so the reads that used to be five statements are one.
  */
 import type pg from 'pg';
+import { named } from '../core/named-statements.ts';
 
 export interface PollStart {
   poison: { id: string; retry: boolean; commitLsn: string } | undefined;
@@ -22,13 +23,15 @@ export interface PollStart {
 
 export async function readPollStart(db: pg.ClientBase, slot: string): Promise<PollStart> {
   const { rows } = await db.query<{ poison_id: string | null; retry: boolean | null; poison_lsn: string | null; ack_cleared: boolean; h: string | null; n: number | null; window: string | null }>(
-    `SELECT q.id::text AS poison_id, q.retry_requested_at IS NOT NULL AS retry, q.commit_lsn::text AS poison_lsn,
-            EXISTS (SELECT 1 FROM synchro.wal_progress WHERE acknowledged_end_lsn IS NULL) AS ack_cleared,
-            (SELECT schema_hash FROM synchro.manifests ORDER BY schema_version DESC LIMIT 1) AS h,
-            (SELECT decode_row_limit FROM synchro.capture_limits) AS n,
-            (SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::text FROM pg_replication_slots WHERE slot_name = $1) AS window
-       FROM (SELECT 1) one LEFT JOIN (SELECT * FROM synchro.wal_poison WHERE lifecycle = 'active' LIMIT 1) q ON true`,
-    [slot],
+    named(
+      `SELECT q.id::text AS poison_id, q.retry_requested_at IS NOT NULL AS retry, q.commit_lsn::text AS poison_lsn,
+              EXISTS (SELECT 1 FROM synchro.wal_progress WHERE acknowledged_end_lsn IS NULL) AS ack_cleared,
+              (SELECT schema_hash FROM synchro.manifests ORDER BY schema_version DESC LIMIT 1) AS h,
+              (SELECT decode_row_limit FROM synchro.capture_limits) AS n,
+              (SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::text FROM pg_replication_slots WHERE slot_name = $1) AS window
+         FROM (SELECT 1) one LEFT JOIN (SELECT * FROM synchro.wal_poison WHERE lifecycle = 'active' LIMIT 1) q ON true`,
+      [slot],
+    ),
   );
   const r = rows[0];
   if (r === undefined) throw new Error('the poll-start read returned no row');

@@ -7,6 +7,7 @@
 import type { PoolClient } from 'pg';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
+import { named } from './named-statements.ts';
 import { recordScopeSet, versionRecordedFor } from './scope-history.ts';
 import { quoteIdent } from './tables.ts';
 
@@ -14,10 +15,10 @@ const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.
 
 async function assignedByFunction(db: PoolClient, userId: string): Promise<string[]> {
   const reg = await db.query<{ fn_oid: number; fn_schema: string; fn_name: string; max_scopes: number | null; def_sha256: Buffer; owner: string | null; now_sha: Buffer | null }>(
-    `SELECT a.fn_oid, a.fn_schema, a.fn_name, a.max_scopes, a.def_sha256,
-            (SELECT r.rolname FROM pg_proc p JOIN pg_roles r ON r.oid = p.proowner WHERE p.oid = a.fn_oid) AS owner,
-            CASE WHEN EXISTS (SELECT 1 FROM pg_proc WHERE oid = a.fn_oid) THEN synchro.function_definition_sha256(a.fn_oid) END AS now_sha
-       FROM synchro.assignment_function a`,
+    named(`SELECT a.fn_oid, a.fn_schema, a.fn_name, a.max_scopes, a.def_sha256,
+                  (SELECT r.rolname FROM pg_proc p JOIN pg_roles r ON r.oid = p.proowner WHERE p.oid = a.fn_oid) AS owner,
+                  CASE WHEN EXISTS (SELECT 1 FROM pg_proc WHERE oid = a.fn_oid) THEN synchro.function_definition_sha256(a.fn_oid) END AS now_sha
+             FROM synchro.assignment_function a`),
   );
   const fn = reg.rows[0];
   if (fn === undefined) return [];
@@ -46,10 +47,12 @@ async function assignedByFunction(db: PoolClient, userId: string): Promise<strin
 export async function computeAssignment(db: PoolClient, userId: string): Promise<string[]> {
   const shared = fault('ignore-shared-scopes') ? '' : 'UNION SELECT scope_id FROM synchro.shared_scopes'; // fault: server:ignore-shared-scopes
   const sources = await db.query<{ scope_id: string }>(
-    `SELECT 'user:' || $1::text AS scope_id WHERE NOT EXISTS (SELECT 1 FROM synchro.default_scope_revocations WHERE user_id = $1)
-     ${shared}
-     UNION SELECT scope_id FROM synchro.user_scope_grants WHERE user_id = $1`,
-    [userId],
+    named(
+      `SELECT 'user:' || $1::text AS scope_id WHERE NOT EXISTS (SELECT 1 FROM synchro.default_scope_revocations WHERE user_id = $1)
+       ${shared}
+       UNION SELECT scope_id FROM synchro.user_scope_grants WHERE user_id = $1`,
+      [userId],
+    ),
   );
   const all = new Set(sources.rows.map((r) => r.scope_id));
   const fromFunction = await assignedByFunction(db, userId).catch((e: unknown) => (fault('assignment-failure-as-empty') ? [] : Promise.reject(e))); // fault: server:assignment-failure-as-empty
@@ -69,8 +72,7 @@ export interface Reconciled {
 export async function reconcile(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<Reconciled> {
   const assigned = await computeAssignment(db, fault('default-scope-from-client-id') ? clientId : userId); // fault: server:default-scope-from-client-id
   const prior = await db.query<{ scope_id: string }>(
-    'SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned',
-    [userId, clientId],
+    named('SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned', [userId, clientId]),
   );
   const before = new Set(prior.rows.map((r) => r.scope_id));
   const added = assigned.filter((s) => !before.has(s));
@@ -102,8 +104,7 @@ export async function reconcile(db: PoolClient, userId: string, clientId: string
 /** The set as last stored for the client, without evaluating the sources (what rebuild uses). */
 export async function storedAssignment(db: PoolClient, userId: string, clientId: string, storedVersion: number): Promise<Reconciled> {
   const { rows } = await db.query<{ scope_id: string }>(
-    'SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned',
-    [userId, clientId],
+    named('SELECT scope_id FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2 AND assigned', [userId, clientId]),
   );
   return { scopeSetVersion: storedVersion, assigned: rows.map((r) => r.scope_id).sort(byBytes), added: [], removed: [] };
 }

@@ -6,6 +6,7 @@
  * answers the pull (a refused request rolls it back with everything else).
  */
 import type { ClientBase } from 'pg';
+import { named } from './named-statements.ts';
 import { type Position, triple } from './position.ts';
 
 export interface Acknowledgement {
@@ -34,14 +35,16 @@ export async function acknowledge(db: ClientBase, ack: Acknowledgement, forwardO
            < (excluded.commit_lsn, excluded.event_ordinal, excluded.effect_ordinal)`
     : '';
   await db.query(
-    `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
-     SELECT $1, $2, x.scope_id, $3, x.commit_lsn::pg_lsn, x.event_ordinal::int8, x.effect_ordinal
-       FROM jsonb_to_recordset($4::jsonb) AS x(scope_id text, commit_lsn text, event_ordinal text, effect_ordinal int4)
-     ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET
-       stream_generation = excluded.stream_generation, commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
-       effect_ordinal = excluded.effect_ordinal, acknowledged_at = now()
-     ${guard}`,
-    [ack.userId, ack.clientId, ack.streamGeneration, JSON.stringify(rows)],
+    named(
+      `INSERT INTO synchro.checkpoints (user_id, client_id, scope_id, stream_generation, commit_lsn, event_ordinal, effect_ordinal)
+       SELECT $1, $2, x.scope_id, $3, x.commit_lsn::pg_lsn, x.event_ordinal::int8, x.effect_ordinal
+         FROM jsonb_to_recordset($4::jsonb) AS x(scope_id text, commit_lsn text, event_ordinal text, effect_ordinal int4)
+       ON CONFLICT (user_id, client_id, scope_id) DO UPDATE SET
+         stream_generation = excluded.stream_generation, commit_lsn = excluded.commit_lsn, event_ordinal = excluded.event_ordinal,
+         effect_ordinal = excluded.effect_ordinal, acknowledged_at = now()
+       ${guard}`,
+      [ack.userId, ack.clientId, ack.streamGeneration, JSON.stringify(rows)],
+    ),
   );
 }
 

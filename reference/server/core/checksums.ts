@@ -15,6 +15,7 @@ import type { ClientBase } from 'pg';
 import { type ChecksumObject, canonicalJson, checksumObject, fromHex, rowDigest, SCOPE_DOMAIN, ScopeDigestBuilder, text, toHex } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
+import { named } from './named-statements.ts';
 import { manifestTable, type TableDef } from './tables.ts';
 
 export interface ScopeRow {
@@ -106,14 +107,21 @@ function cacheOf(tables: Map<string, TableDef>): Map<string, ChecksumObject> {
  * lacks a digest under the tags this catalog expects.
  */
 async function storedScopeDigest(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<Uint8Array | null> {
-  const tags = Object.fromEntries([...tables.values()].map((t) => [t.tableId, digestTag(t, schemaHash)]));
   const header = Buffer.concat([SCOPE_DOMAIN, fromHex(schemaHash), text(scope)]);
+  // Each table's expected tag as a CASE over parameters: a row's lookup is a text comparison, where a
+  // jsonb object of tags cost a key search per row (about a fifth of the statement over 25,000 rows).
+  // A table the catalog does not know expects no tag (NULL), as a missing key of that object did.
+  const values: unknown[] = [scope, header];
+  const arms = [...tables.values()].map((t) => `WHEN $${values.push(t.tableId)} THEN $${values.push(digestTag(t, schemaHash))}`);
+  const expected = arms.length === 0 ? 'NULL::text' : `CASE table_id ${arms.join(' ')} END`;
   const { rows } = await db.query<{ complete: boolean; d: Buffer | null }>(
-    `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ($2::jsonb ->> table_id)) IS NOT FALSE AS complete,
-            sha256($3::bytea || int8send(count(*)) ||
-                   coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea)) AS d
-       FROM synchro.scope_rows WHERE scope_id = $1`,
-    [scope, JSON.stringify(tags), header],
+    named(
+      `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ${expected}) IS NOT FALSE AS complete,
+              sha256($2::bytea || int8send(count(*)) ||
+                     coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea)) AS d
+         FROM synchro.scope_rows WHERE scope_id = $1`,
+      values,
+    ),
   );
   const r = rows[0];
   if (r === undefined || !r.complete || r.d === null) return null;
@@ -125,8 +133,7 @@ export async function scopeChecksums(db: ClientBase, tables: Map<string, TableDe
   const out: Record<string, ChecksumObject> = {};
   if (scopes.length === 0) return out;
   const { rows } = await db.query<{ scope_id: string; version: string }>(
-    'SELECT scope_id, version::text FROM synchro.scope_content_versions WHERE scope_id = ANY ($1::text[])',
-    [scopes],
+    named('SELECT scope_id, version::text FROM synchro.scope_content_versions WHERE scope_id = ANY ($1::text[])', [scopes]),
   );
   const versions = new Map(rows.map((r) => [r.scope_id, r.version]));
   const cache = cacheOf(tables);

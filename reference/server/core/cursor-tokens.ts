@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ClientBase } from 'pg';
 import { fault } from './faults.ts';
+import { named } from './named-statements.ts';
 import { macMatches, open, seal } from './signed-token.ts';
 import { snapshotRead } from './snapshot.ts';
 
@@ -35,7 +36,7 @@ interface UsableKey {
 async function usableKeys(db: ClientBase, purpose: TokenPurpose): Promise<UsableKey[]> {
   let fresh: UsableKey[] | undefined;
   const remembered = await snapshotRead(db, `usable-keys:${purpose}`, async () => {
-    fresh = (await db.query<UsableKey>("SELECT key_id, secret, state FROM synchro.token_keys WHERE purpose = $1 AND state IN ('active', 'verify_only')", [purpose])).rows;
+    fresh = (await db.query<UsableKey>(named("SELECT key_id, secret, state FROM synchro.token_keys WHERE purpose = $1 AND state IN ('active', 'verify_only')", [purpose]))).rows;
     return fresh.some((k) => k.state === 'active') ? fresh : undefined;
   });
   return remembered ?? fresh ?? [];

@@ -8,6 +8,7 @@ import { serverTime } from './clock.ts';
 import { signToken, verifyToken } from './cursor-tokens.ts';
 import { fault } from './faults.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
+import { named } from './named-statements.ts';
 import { comparePositions, type Position, positionJson, readPosition } from './position.ts';
 
 export interface Lineage {
@@ -89,8 +90,7 @@ export async function checkCursor(db: ClientBase, b: Bindings, scopeId: string, 
 /** Lineage of each scope; scopes without a state row are at generation 1 with the floor at generation_start. */
 export async function readLineage(db: ClientBase, scopes: string[]): Promise<Map<string, Lineage>> {
   const { rows } = await db.query<{ scope_id: string; membership_generation: string; retention_generation: string; floor_commit_lsn: string | null; floor_event_ordinal: string | null; floor_effect_ordinal: number | null }>(
-    'SELECT scope_id, membership_generation, retention_generation, floor_commit_lsn::text, floor_event_ordinal, floor_effect_ordinal FROM synchro.scope_state WHERE scope_id = ANY ($1::text[])',
-    [scopes],
+    named('SELECT scope_id, membership_generation, retention_generation, floor_commit_lsn::text, floor_event_ordinal, floor_effect_ordinal FROM synchro.scope_state WHERE scope_id = ANY ($1::text[])', [scopes]),
   );
   const out = new Map<string, Lineage>();
   for (const s of scopes) out.set(s, { membershipGeneration: 1, retentionGeneration: 1, floor: { kind: 'generation_start' } });

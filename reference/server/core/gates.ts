@@ -7,6 +7,7 @@ import type { ClientBase } from 'pg';
 import { authRequired, SyncError } from './errors.ts';
 import { fault } from './faults.ts';
 import type { Catalog } from './manifests.ts';
+import { named } from './named-statements.ts';
 import { relationDriftedSql } from './relation-identity.ts';
 
 export interface ClientState {
@@ -22,11 +23,10 @@ export async function gateClient(
   catalog: Catalog,
 ): Promise<ClientState> {
   const scope = [userId, request.client_id];
-  const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
+  const retired = await db.query(named('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope));
   if (retired.rowCount !== 0) throw new SyncError('client_retired', 'client has been retired');
   const { rows } = await db.query<{ client_generation: string; scope_set_version: string; accepted_write_epoch: string; expired: boolean }>(
-    'SELECT client_generation, scope_set_version, accepted_write_epoch, expired FROM synchro.clients WHERE user_id = $1 AND client_id = $2 FOR UPDATE',
-    scope,
+    named('SELECT client_generation, scope_set_version, accepted_write_epoch, expired FROM synchro.clients WHERE user_id = $1 AND client_id = $2 FOR UPDATE', scope),
   );
   const row = rows[0];
   if (row === undefined) throw authRequired();
@@ -66,9 +66,11 @@ export async function gateCapture(db: ClientBase, userId: string, clientId: stri
   // The three facts in one round trip; they are judged in the gate's order below (the client's own pending writes first).
   const ignorePending = fault('ignore-capture-pending'); // fault: server:ignore-capture-pending
   const { rows } = await db.query<{ blocked: boolean; drifted: boolean; pending: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS blocked, ${relationDriftedSql()} AS drifted,
-            ${ignorePending ? 'false' : CAPTURE_PENDING} AS pending`,
-    ignorePending ? [] : [userId, clientId],
+    named(
+      `SELECT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS blocked, ${relationDriftedSql()} AS drifted,
+              ${ignorePending ? 'false' : CAPTURE_PENDING} AS pending`,
+      ignorePending ? [] : [userId, clientId],
+    ),
   );
   // The client's own accepted writes that no materialization or activated reset baseline covers yet come first: the
   // client is owed capture_pending until they are covered, a quarantine included (SYNC-CAP-013, decision 340).

@@ -7,6 +7,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { canonicalJson, readTableShape, schemaManifestHash, schemaManifestHashUnchecked, utf8Order } from '../../../harness/codec/index.ts';
 import { fault } from './faults.ts';
+import { named } from './named-statements.ts';
 import type { BootstrapDriver, BootstrapRequest } from './projection-bootstrap-control.ts';
 import { type AddedValues, addedValues, type FieldChange, fieldChanges, reshapeStoredRows, type TableLite as ShapeLite } from './reshape.ts';
 import { loadTables, manifestTable, type TableDef } from './tables.ts';
@@ -87,7 +88,7 @@ export class ManifestStore {
     const db = await this.#pool.connect();
     try {
       const { rows } = await db.query<{ g: string; c: string }>(
-        'SELECT (SELECT coalesce(max(generation), 0) FROM synchro.registry_generations) g, (SELECT checked_generation FROM synchro.manifest_state) c',
+        named('SELECT (SELECT coalesce(max(generation), 0) FROM synchro.registry_generations) g, (SELECT checked_generation FROM synchro.manifest_state) c'),
       );
       const g = Number(rows[0]?.g ?? 0);
       if (this.#catalog !== undefined && g === this.#generation && Number(rows[0]?.c) === g) return this.#catalog;

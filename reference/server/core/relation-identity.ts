@@ -11,6 +11,7 @@
  */
 import type { ClientBase } from 'pg';
 import { fault } from './faults.ts';
+import { named } from './named-statements.ts';
 
 /** The relation behind an active registration, found by its stored OID. */
 const BY_OID = 'c.oid = r.physical_relation_oid';
@@ -38,6 +39,6 @@ export function relationDriftedSql(): string {
 }
 
 export async function relationDrifted(db: ClientBase): Promise<boolean> {
-  const { rows } = await db.query<{ drifted: boolean }>(`SELECT ${relationDriftedSql()} AS drifted`);
+  const { rows } = await db.query<{ drifted: boolean }>(named(`SELECT ${relationDriftedSql()} AS drifted`));
   return rows[0]?.drifted === true;
 }

@@ -7,6 +7,7 @@
  * add or remove again, without moving the version a second time.
  */
 import type { PoolClient } from 'pg';
+import { named } from './named-statements.ts';
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -53,7 +54,7 @@ export async function versionRecordedFor(db: PoolClient, userId: string, clientI
  * lost too and the retry presents the same version.
  */
 export async function pruneScopeSets(db: PoolClient, userId: string, clientId: string, version: number): Promise<void> {
-  await db.query('DELETE FROM synchro.client_scope_sets WHERE user_id = $1 AND client_id = $2 AND scope_set_version < $3', [userId, clientId, version]);
+  await db.query(named('DELETE FROM synchro.client_scope_sets WHERE user_id = $1 AND client_id = $2 AND scope_set_version < $3', [userId, clientId, version]));
 }
 
 export interface ScopeDelta {

@@ -9,11 +9,12 @@ import type { Pool, PoolClient } from 'pg';
 import { temporarilyUnavailable } from './errors.ts';
 import { fault } from './faults.ts';
 import { parseLsn } from './lsn.ts';
+import { named } from './named-statements.ts';
 import { boundaryOf, type Position } from './position.ts';
 
 /** Boundary and lineage of the materialized state; the first read of the snapshot. */
 export async function readBoundary(db: PoolClient): Promise<{ boundary: Position; streamGeneration: string }> {
-  const { rows } = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
+  const { rows } = await db.query<{ stream_generation: string; m: string | null }>(named('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress'));
   const p = rows[0];
   if (p === undefined) throw temporarilyUnavailable('capture has not started');
   if (fault('cap003-boundary-at-processed-wal-end')) return { boundary: { kind: 'transaction_end', lsn: parseLsn((await db.query<{ e: string }>('SELECT processed_end_lsn::text AS e FROM synchro.wal_progress')).rows[0]?.e as string) }, streamGeneration: p.stream_generation }; // fault: server:cap003-boundary-at-processed-wal-end
@@ -52,7 +53,7 @@ async function commitPlain<T, R>(db: PoolClient, out: T): Promise<R> {
 export async function withClientSnapshot<T, R = T>(pool: Pool, lockKey: string, fn: (db: PoolClient) => Promise<T>, commit: (db: PoolClient, out: T) => Promise<R> = commitPlain): Promise<R> {
   const db = await pool.connect();
   try {
-    await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
+    await db.query(named('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]));
     try {
       await db.query("BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
       snapshots.set(db, new Map());
@@ -62,7 +63,7 @@ export async function withClientSnapshot<T, R = T>(pool: Pool, lockKey: string, 
       throw e;
     } finally {
       snapshots.delete(db);
-      await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).catch(() => undefined);
+      await db.query(named('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey])).catch(() => undefined);
     }
   } finally {
     db.release();

@@ -24,6 +24,7 @@ import { fault } from '../core/faults.ts';
 import { gateCapture, gateClient } from '../core/gates.ts';
 import { checkPullText } from '../core/input-limits.ts';
 import type { Catalog, ManifestStore } from '../core/manifests.ts';
+import { named } from '../core/named-statements.ts';
 import type { Position } from '../core/position.ts';
 import { deltaForPresented, pruneScopeSets, type ScopeDelta } from '../core/scope-history.ts';
 import { readBoundary, withClientSnapshot } from '../core/snapshot.ts';
@@ -65,7 +66,7 @@ async function servePull(pool: Pool, catalog: Catalog, userId: string, request: 
     const { boundary, streamGeneration } = await readBoundary(db);
     const client = await gateClient(db, userId, request, catalog);
     if (request.scope_set_version > client.scopeSetVersion) throw invalidRequest('scope_set_version is ahead of the server');
-    const ever = await db.query<{ scope_id: string; assigned: boolean }>('SELECT scope_id, assigned FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2', [userId, request.client_id]);
+    const ever = await db.query<{ scope_id: string; assigned: boolean }>(named('SELECT scope_id, assigned FROM synchro.client_scopes WHERE user_id = $1 AND client_id = $2', [userId, request.client_id]));
     const everAssigned = new Map(ever.rows.map((r) => [r.scope_id, r.assigned]));
     const presented = Object.keys(request.scopes);
     if (presented.some((s) => !everAssigned.has(s)) && !fault('accept-unassigned-scopes')) throw invalidRequest('a scope was never assigned to this client'); // fault: server:accept-unassigned-scopes
@@ -139,7 +140,7 @@ async function servePull(pool: Pool, catalog: Catalog, userId: string, request: 
 
     // Acknowledge presented valid cursors; a checkpoint never moves back.
     await acknowledge(db, { userId, clientId: request.client_id, streamGeneration, positions: valid }, !fault('checkpoint-follows-older-cursor')); // fault: server:checkpoint-follows-older-cursor
-    if (valid.size > 0) await db.query('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]);
+    if (valid.size > 0) await db.query(named('UPDATE synchro.clients SET last_acknowledged_at = $3 WHERE user_id = $1 AND client_id = $2', [userId, request.client_id, serverClock.now()]));
     return canonicalJson(response);
   }, (db, body) => commitThroughEntryPoint(db, 'pull', userId, body));
 }
