@@ -114,14 +114,14 @@ async function storedScopeDigest(db: ClientBase, tables: Map<string, TableDef>, 
   const values: unknown[] = [scope, header];
   const arms = [...tables.values()].map((t) => `WHEN $${values.push(t.tableId)} THEN $${values.push(digestTag(t, schemaHash))}`);
   const expected = arms.length === 0 ? 'NULL::text' : `CASE table_id ${arms.join(' ')} END`;
+  // Not a named statement: it runs once per changed scope, and a generic plan chosen for one scope's size
+  // would serve every other scope's.
   const { rows } = await db.query<{ complete: boolean; d: Buffer | null }>(
-    named(
-      `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ${expected}) IS NOT FALSE AS complete,
-              sha256($2::bytea || int8send(count(*)) ||
-                     coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea)) AS d
-         FROM synchro.scope_rows WHERE scope_id = $1`,
-      values,
-    ),
+    `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ${expected}) IS NOT FALSE AS complete,
+            sha256($2::bytea || int8send(count(*)) ||
+                   coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea)) AS d
+       FROM synchro.scope_rows WHERE scope_id = $1`,
+    values,
   );
   const r = rows[0];
   if (r === undefined || !r.complete || r.d === null) return null;
