@@ -33,9 +33,11 @@ export function traceStatements(keyOf: StatementKey = bySessionAndShape): { seen
   (pg.Client.prototype as unknown as { query: unknown }).query = function (this: pg.Client & { connectionParameters?: { application_name?: string } }, ...args: unknown[]) {
     const out = original.apply(this, args);
     if (!on.value || !(out instanceof Promise)) return out;
-    const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text);
+    const config = typeof args[0] === 'string' ? undefined : (args[0] as { text?: string; values?: unknown[] });
+    const text = config === undefined ? (args[0] as string) : String(config.text);
     const key = keyOf(this.connectionParameters?.application_name || 'pool', text);
-    const values = Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined;
+    // A named statement (a query config) carries its values in the config.
+    const values = Array.isArray(args[1]) ? (args[1] as unknown[]) : Array.isArray(config?.values) ? config.values : undefined;
     const t0 = performance.now();
     const record = () => {
       const s = seen.get(key) ?? { count: 0, ms: 0, values };

@@ -65,7 +65,8 @@ export async function startBench(cluster: Cluster, name: string): Promise<Bench>
     for (const scope of SCOPES) {
       const r = await post('/sync/rebuild', { ...envelope, scope, rebuild_id: randomUUID(), cursor: null, limit: 1000 });
       if (r.status !== 200) throw new Error(`rebuild failed: ${JSON.stringify(r.json)}`);
-      if (r.json.has_more === true) throw new Error(`the bench rebuilds ${clientId}'s scopes before rows are loaded, in one page each`);
+      // A client is connected before the rows are loaded, so its start cursor is the end of one page.
+      if (r.json.has_more === true) throw new Error(`the rebuild of ${scope} for ${clientId} needed more than one page: connect the bench's clients before loading rows`);
       cursors[scope] = r.json.final_scope_cursor as string;
     }
     return { envelope, cursors };
