@@ -3,14 +3,14 @@
  * run, one key per outline row, the same key the Before hook computes.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { incompleteScenarios, scenarioKey } from '../../harness/run/incomplete.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 
 test('lists exactly the scenarios with an undefined or ambiguous step, naming that step', () => {
-  const cwd = mkdtempSync(join(tmpdir(), 'synchro-incomplete-'));
+  const cwd = scratchDir('synchro-incomplete-');
   mkdirSync(join(cwd, 'features'));
   writeFileSync(
     join(cwd, 'features/a.feature'),

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { InputError, UsageError } from '../../harness/errors.ts';
 import { buildAggregate, vectorHash } from '../../harness/vectors/aggregate.ts';
 import { defaultPackPaths, main, vectorSetHash } from '../../harness/vectors/command.ts';
+import { scratchDir } from '../support/scratch-dir.ts';
 
 function capture(t: { mock: { method: (o: object, m: string, f: (...a: unknown[]) => void) => unknown } }): string[] {
   const lines: string[] = [];
@@ -15,7 +15,7 @@ function capture(t: { mock: { method: (o: object, m: string, f: (...a: unknown[]
   return lines;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'vector-packs-'));
+const dir = scratchDir('vector-packs-');
 const ownPack = defaultPackPaths().find((p) => p.endsWith('typed-values.json')) ?? '';
 
 test('every pack under vectors/ passes', async (t) => {
