@@ -23,6 +23,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { fault } from './faults.ts';
+import { named } from './named-statements.ts';
 
 export type SyncEndpoint = 'connect' | 'push' | 'pull' | 'rebuild';
 
@@ -113,13 +114,14 @@ const LARGE_BODY = 32_768;
  */
 async function commitLargeBody(db: PoolClient, endpoint: SyncEndpoint, userId: string, body: string, discard: string): Promise<CanonicalResult> {
   await db.query(`${discard}${roleStatement()}`);
-  const { rows } = await db.query<{ status: unknown; echoed: unknown; body: unknown }>({
-    name: `synchro-entry-${endpoint}`,
-    text: `SELECT (r.c ->> 'status')::integer AS status, (r.c ->> 'body') IS NOT DISTINCT FROM $3::text AS echoed,
-                  CASE WHEN (r.c ->> 'body') IS DISTINCT FROM $3::text THEN r.c ->> 'body' END AS body
-             FROM ${ENTRY_POINTS[endpoint]}($1::text, jsonb_build_object('status', $2::integer, 'body', $3::text)) AS r(c)`,
-    values: [userId, 200, body],
-  });
+  const { rows } = await db.query<{ status: unknown; echoed: unknown; body: unknown }>(
+    named(
+      `SELECT (r.c ->> 'status')::integer AS status, (r.c ->> 'body') IS NOT DISTINCT FROM $3::text AS echoed,
+              CASE WHEN (r.c ->> 'body') IS DISTINCT FROM $3::text THEN r.c ->> 'body' END AS body
+         FROM ${ENTRY_POINTS[endpoint]}($1::text, jsonb_build_object('status', $2::integer, 'body', $3::text)) AS r(c)`,
+      [userId, 200, body],
+    ),
+  );
   await db.query('COMMIT');
   const row = rows[0];
   const answered = row?.echoed === true ? body : row?.body;
