@@ -10,8 +10,6 @@
  *
  * Run: node bench/client/rebuild.ts [rows]
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { checksumObject, digestRow, fromHex, scopeDigest, toHex } from '../../harness/codec/index.ts';
@@ -21,6 +19,7 @@ import { SynchroClient } from '../../reference/client/client.ts';
 import { serverApply } from '../../reference/client/local/metadata.ts';
 import { applyRebuildPage, finishRebuild, rebuildRequest, startAttempt } from '../../reference/client/rebuild/rebuild.ts';
 import { manifest } from '../../test/reference-client/fixtures.ts';
+import { scratchDir } from '../../test/support/scratch-dir.ts';
 import { atLeast, fmt, printResult } from '../lib/report.ts';
 
 const rows = Number(process.argv[2] ?? 50_000);
@@ -28,7 +27,8 @@ const pageSize = 1000;
 const m = manifest();
 const shape = m.tables.find((t) => t.table_id === 'tbl_notes');
 if (shape === undefined) throw new Error('fixture manifest lacks notes');
-const dir = mkdtempSync(join(tmpdir(), 'synchro-bench-'));
+// Both databases live in one scratch folder, removed when the process exits.
+const dir = scratchDir('synchro-bench-');
 
 // Server side, prepared before timing: pages with real row digests and the final scope digest.
 const { readTableShape } = await import('../../harness/codec/index.ts');
