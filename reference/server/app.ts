@@ -13,8 +13,9 @@ import { createControls, isProductionEnvironment } from './controls/routes.ts';
 import { SeedSessions } from './controls/seed-sessions.ts';
 import { DEFAULT_STALE_CLIENT_INTERVAL, parseStaleInterval } from './controls/stale-interval.ts';
 import { Admission } from './core/admission.ts';
+import { checksumPrecomputer } from './core/checksums.ts';
 import { newClock, resetClock } from './core/clock.ts';
-import { ManifestStore } from './core/manifests.ts';
+import { type Catalog, ManifestStore } from './core/manifests.ts';
 import { RequestMetrics } from './core/metrics.ts';
 import { installSchema, schemaInstalled } from './db/install.ts';
 import { wipeDatabase } from './db/reset.ts';
@@ -137,8 +138,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       throw e;
     }
     let capture: CaptureWorker | undefined;
+    // Once capture catches up, the scope checksums clients asked for lately are computed ahead of their
+    // terminal pulls, under the catalog the manifest store (made below, after capture) last took into force.
+    let knownCatalog: () => Catalog | undefined = () => undefined;
+    const precomputeChecksums = checksumPrecomputer(pool, () => knownCatalog());
     if (options.capture === true) {
-      capture = new CaptureWorker({ databaseUrl: options.databaseUrl, serverPool: pool, ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }), log });
+      capture = new CaptureWorker({
+        databaseUrl: options.databaseUrl,
+        serverPool: pool,
+        ...(options.workerDatabaseUrl === undefined ? {} : { workerUrl: options.workerDatabaseUrl }),
+        log,
+        caughtUp: precomputeChecksums,
+      });
       try {
         await capture.start();
       } catch (e) {
@@ -150,6 +161,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     }
     const bootstrap = capture === undefined ? undefined : new ProjectionBootstrapCoordinator(options.databaseUrl, capture, log);
     const manifests = new ManifestStore(pool, bootstrap);
+    knownCatalog = () => manifests.known;
     bootstrap?.attach(() => manifests.catalog());
     const listener = createSyncHandler({
       pool,

@@ -93,6 +93,7 @@ export class CaptureWorker implements CaptureHandle {
    */
   private readonly workerUrl: string | undefined;
   private readonly log: (line: string) => void;
+  private readonly caughtUp: (() => void) | undefined;
   private db: pg.Client | undefined;
   /** Where slot functions run, a session of their own: the worker login's without SET ROLE, or the server login's when there is no worker login (decision 413). */
   private slotDb: pg.Client | undefined;
@@ -133,11 +134,19 @@ export class CaptureWorker implements CaptureHandle {
    * `serverPool` is the server's own pool (its login, not the worker's): set-up
    * work and terminating the worker's sessions borrow a session from it.
    */
-  constructor(options: { databaseUrl: string; serverPool: pg.Pool; workerUrl?: string; log: (line: string) => void }) {
+  constructor(options: {
+    databaseUrl: string;
+    serverPool: pg.Pool;
+    workerUrl?: string;
+    log: (line: string) => void;
+    /** Called right after committing a transaction's rows when nothing decoded is left unread behind it. */
+    caughtUp?: () => void;
+  }) {
     this.databaseUrl = options.databaseUrl;
     this.serverPool = options.serverPool;
     this.workerUrl = options.workerUrl;
     this.log = options.log;
+    this.caughtUp = options.caughtUp;
   }
 
   /** A capture SQL session: as the worker login with `SET ROLE synchro_worker` first, or the server's own. */
@@ -456,8 +465,10 @@ export class CaptureWorker implements CaptureHandle {
         await this.idleAck(flush);
         break;
       }
-      for (const tx of txs) {
-        const ok = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined });
+      for (const [i, tx] of txs.entries()) {
+        // A peek shorter than its limit read everything committed: its last transaction catches capture up.
+        const last = raw.length < limit && i === txs.length - 1;
+        const ok = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last });
         if (!ok) return;
         await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
@@ -552,7 +563,7 @@ export class CaptureWorker implements CaptureHandle {
     await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1::pg_lsn WHERE acknowledged_end_lsn < $1::pg_lsn', [flush]);
   }
 
-  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean }): Promise<boolean> {
+  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean }): Promise<boolean> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -592,6 +603,7 @@ export class CaptureWorker implements CaptureHandle {
       await this.testControls.holdIfArmed(hasRows);
       await db.query('COMMIT');
       this.registryTimeline.advance(registry);
+      if (hasRows && poll.last) this.caughtUp?.();
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       // Killed while held: the open transaction dies with the session; nothing to quarantine.

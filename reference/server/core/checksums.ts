@@ -6,12 +6,14 @@
  *   schema hash and table shape it was computed under; a reader takes it only under the same tag;
  * - a scope digest over stored digests is computed in the database, in identity order;
  * - every statement that changes a scope's rows gives the scope a new content version
- *   (027-capture-performance.sql), and a computed checksum is cached by scope and version.
+ *   (027-capture-performance.sql), and a computed checksum is cached by scope and version;
+ *   a version is computed once even when several readers reach it together, and once capture
+ *   catches up, the new versions of scopes asked for lately are computed before anyone asks.
  * Anything else (a row without a stored digest, a changed schema) is computed here row by row,
  * exactly as before.
  */
 import { createHash } from 'node:crypto';
-import type { ClientBase } from 'pg';
+import type { ClientBase, Pool } from 'pg';
 import { type ChecksumObject, canonicalJson, checksumObject, fromHex, rowDigest, SCOPE_DOMAIN, ScopeDigestBuilder, text, toHex } from '../../../harness/codec/index.ts';
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
@@ -88,14 +90,23 @@ export function storedDigest(table: TableDef, schemaHash: string, row: Record<st
   }
 }
 
-/** Checksums computed by this server, per catalog, by schema hash, scope and content version. */
-const cached = new WeakMap<Map<string, TableDef>, Map<string, ChecksumObject>>();
+/**
+ * What this server knows of one catalog's checksums: those computed, by schema hash, scope and
+ * content version; those being computed now (so a second reader of the same version waits for the
+ * first instead of computing it again); and when each scope's checksum was last asked for.
+ */
+interface ChecksumCache {
+  done: Map<string, ChecksumObject>;
+  computing: Map<string, Promise<ChecksumObject>>;
+  askedAt: Map<string, number>;
+}
+const cached = new WeakMap<Map<string, TableDef>, ChecksumCache>();
 const CACHE_LIMIT = 10_000;
 
-function cacheOf(tables: Map<string, TableDef>): Map<string, ChecksumObject> {
+function cacheOf(tables: Map<string, TableDef>): ChecksumCache {
   let c = cached.get(tables);
   if (c === undefined) {
-    c = new Map();
+    c = { done: new Map(), computing: new Map(), askedAt: new Map() };
     cached.set(tables, c);
   }
   return c;
@@ -130,6 +141,18 @@ async function storedScopeDigest(db: ClientBase, tables: Map<string, TableDef>, 
 
 /** Checksums of several scopes at the snapshot `db` reads, each exact, each computed at most once per content version. */
 export async function scopeChecksums(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scopes: string[]): Promise<Record<string, ChecksumObject>> {
+  const { askedAt } = cacheOf(tables);
+  const now = Date.now();
+  for (const scope of scopes) {
+    // Deleted first so the map stays in the order of asking, oldest first.
+    askedAt.delete(scope);
+    askedAt.set(scope, now);
+  }
+  if (askedAt.size > CACHE_LIMIT) askedAt.delete(askedAt.keys().next().value as string);
+  return await checksumsAtSnapshot(db, tables, schemaHash, scopes);
+}
+
+async function checksumsAtSnapshot(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scopes: string[]): Promise<Record<string, ChecksumObject>> {
   const out: Record<string, ChecksumObject> = {};
   if (scopes.length === 0) return out;
   const { rows } = await db.query<{ scope_id: string; version: string }>(
@@ -137,19 +160,87 @@ export async function scopeChecksums(db: ClientBase, tables: Map<string, TableDe
   );
   const versions = new Map(rows.map((r) => [r.scope_id, r.version]));
   const cache = cacheOf(tables);
-  // The fault switch must keep computing its broken digest, so it never takes the stored path.
-  const storedPath = !fault('xor-scope-digest');
   for (const scope of scopes) {
     // A scope that never had a row has no version; its (empty) contents are version 0.
     const key = `${schemaHash}\u0000${scope}\u0000${versions.get(scope) ?? '0'}`;
-    let checksum = cache.get(key);
+    let checksum = cache.done.get(key);
     if (checksum === undefined) {
-      const stored = storedPath ? await storedScopeDigest(db, tables, schemaHash, scope) : null;
-      checksum = checksumObject(stored ?? digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
-      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
-      cache.set(key, checksum);
+      // Every snapshot that reads this version reads the same contents, so another reader's result
+      // is this one's; should that reader fail (its session ended, say), this one computes its own.
+      const other = cache.computing.get(key);
+      checksum = other === undefined ? undefined : await other.catch(() => undefined);
+    }
+    if (checksum === undefined) {
+      const mine = computeChecksum(db, tables, schemaHash, scope);
+      cache.computing.set(key, mine);
+      try {
+        checksum = await mine;
+      } finally {
+        if (cache.computing.get(key) === mine) cache.computing.delete(key);
+      }
+      if (cache.done.size >= CACHE_LIMIT) cache.done.delete(cache.done.keys().next().value as string);
+      cache.done.set(key, checksum);
     }
     out[scope] = checksum;
   }
   return out;
+}
+
+async function computeChecksum(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<ChecksumObject> {
+  // The fault switch must keep computing its broken digest, so it never takes the stored path.
+  const stored = fault('xor-scope-digest') ? null : await storedScopeDigest(db, tables, schemaHash, scope);
+  return checksumObject(stored ?? digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+}
+
+/** How long after a scope's checksum was last asked for a new version of it is still computed ahead of the asking. */
+const PRECOMPUTE_WINDOW_MS = 60_000;
+
+/**
+ * Computes, at the snapshot `db` reads, the checksums of the scopes asked for within the last
+ * minute whose content version has none yet, so that the terminal pull after a materialization
+ * finds its checksum computed or under way instead of starting it. Scopes nobody asked for lately
+ * are left to the pull that asks. The result is the same object a pull would compute and cache.
+ */
+export async function precomputeScopeChecksums(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string): Promise<void> {
+  const cache = cacheOf(tables);
+  const since = Date.now() - PRECOMPUTE_WINDOW_MS;
+  for (const [scope, at] of cache.askedAt) if (at < since) cache.askedAt.delete(scope);
+  await checksumsAtSnapshot(db, tables, schemaHash, [...cache.askedAt.keys()]);
+}
+
+/**
+ * What the server calls when capture has caught up after materializing something: one
+ * precomputation at a time on a pooled connection in a snapshot of its own, and a call during
+ * one runs another after it. Failures are dropped: the pull that asks computes for itself.
+ */
+export function checksumPrecomputer(pool: Pool, catalog: () => { tables: Map<string, TableDef>; current: { hash: string } } | undefined): () => void {
+  let running = false;
+  let again = false;
+  const once = async () => {
+    const c = catalog();
+    if (c === undefined) return;
+    // A snapshot as a pull's, without the per-client lock: nothing here is a client's, and runs never overlap.
+    const db = await pool.connect();
+    try {
+      await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL ROLE synchro_owner');
+      await precomputeScopeChecksums(db, c.tables, c.current.hash);
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      db.release();
+    }
+  };
+  return () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void (async () => {
+      do {
+        again = false;
+        await once().catch(() => undefined);
+      } while (again);
+      running = false;
+    })();
+  };
 }

@@ -83,6 +83,11 @@ export class ManifestStore {
     this.#bootstrap = bootstrap;
   }
 
+  /** The catalog this store last took into force, without asking the database (undefined before the first). */
+  get known(): Catalog | undefined {
+    return this.#catalog;
+  }
+
   /** The catalog for the active registry generation, publishing a manifest first if one is due. */
   async catalog(): Promise<Catalog> {
     const db = await this.#pool.connect();
