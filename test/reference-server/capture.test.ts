@@ -393,3 +393,24 @@ SELECT synchro.synchro_register_table('public.events', membership_fn => 'public.
     await h.close();
   }
 });
+
+test('under a trickle of single-row transactions the WAL that every peek decodes again stays near one 32 KiB step, far below the WAL written', async () => {
+  await withCapture(async (h) => {
+    const windowNow = async () =>
+      Number(
+        (await h.sql.query<{ w: string }>("SELECT max(pg_current_wal_insert_lsn() - restart_lsn)::int8 AS w FROM pg_replication_slots WHERE database = current_database() AND slot_type = 'logical'"))
+          .rows[0]?.w,
+      );
+    const start = (await h.sql.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l')).rows[0]?.l;
+    const windows: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ($1, repeat('x', 500))`, [`trickle-${i}`]);
+      await catchUp(h);
+      windows.push(await windowNow());
+    }
+    const written = Number((await h.sql.query<{ b: string }>('SELECT (pg_current_wal_insert_lsn() - $1::pg_lsn)::int8 AS b', [start])).rows[0]?.b);
+    assert.ok(written > 8 * 32 * 1024, `the trickle wrote ${written} octets of WAL, too little to show the window kept short`);
+    // A step of 32 KiB plus what one poll writes itself (about 10 KiB here); a 256 KiB step reached 270 KiB.
+    assert.ok(Math.max(...windows) < 96 * 1024, `the decode window reached ${Math.max(...windows)} octets`);
+  });
+});

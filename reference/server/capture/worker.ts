@@ -48,9 +48,11 @@ const RESTART_NUDGE_MESSAGES = 1000;
  * poll also moves the restart point on: every peek and slot advance decodes
  * that whole window again, so under a steady trickle of small transactions
  * (fewer than RESTART_NUDGE_MESSAGES per poll) it would otherwise grow until
- * PostgreSQL's own running-transactions record, about every 15 seconds.
+ * PostgreSQL's own running-transactions record, about every 15 seconds. Each
+ * poll decodes the window three times (its peek and two slot advances), so a
+ * short step is cheaper than the one small record it costs (decision 427).
  */
-const RESTART_NUDGE_BYTES = 256 * 1024;
+const RESTART_NUDGE_BYTES = 32 * 1024;
 /** Decoded messages materialized before the worker first analyzes its tables (refreshStatistics). */
 const ANALYZE_MIN_MESSAGES = 2000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
