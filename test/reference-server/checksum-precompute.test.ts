@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { scopeChecksums } from '../../reference/server/core/checksums.ts';
 import { ManifestStore } from '../../reference/server/core/manifests.ts';
-import { catchUp, connect, freshServer, type Harness, type Session, useEnv } from './helpers.ts';
+import { catchUp, connect, useEnv, withCaptureServer } from './helpers.ts';
 import { pull, rebuildAll } from './sync-flow.ts';
 
 const env = useEnv();
@@ -57,15 +57,6 @@ const original = pg.Client.prototype.query;
   return out;
 };
 
-async function withServer(fn: (h: Harness, s: Session) => Promise<void>): Promise<void> {
-  const h = await freshServer(env(), SETUP, { capture: true });
-  try {
-    await fn(h, await connect(h));
-  } finally {
-    await h.close();
-  }
-}
-
 /** Waits, at most `ms`, until `done` holds. */
 async function until(done: () => boolean, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
@@ -76,7 +67,8 @@ async function until(done: () => boolean, ms: number, what: string): Promise<voi
 }
 
 test('after capture catches up, a scope asked for lately has its new checksum computed before the next terminal pull, which computes none and answers the exact checksum', async () => {
-  await withServer(async (h, s) => {
+  await withCaptureServer(env(), SETUP, async (h) => {
+    const s = await connect(h);
     await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('n1', 'mine'), ('n2', 'shared one')`);
     await catchUp(h);
     const cursors: Record<string, string> = {};
@@ -105,7 +97,7 @@ test('after capture catches up, a scope asked for lately has its new checksum co
 });
 
 test('a snapshot reading a content version whose checksum another snapshot is computing waits for that result and computes none', async () => {
-  await withServer(async (h) => {
+  await withCaptureServer(env(), SETUP, async (h) => {
     await h.sql.query(`INSERT INTO public.notes (id, body) VALUES ('n1', 'mine'), ('n2', 'shared one')`);
     await catchUp(h);
     const catalog = await new ManifestStore(h.server.pool).catalog();
