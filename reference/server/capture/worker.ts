@@ -605,7 +605,6 @@ export class CaptureWorker implements CaptureHandle {
       await this.testControls.holdIfArmed(hasRows);
       await db.query('COMMIT');
       this.registryTimeline.advance(registry);
-      if (hasRows && poll.last) this.caughtUp?.();
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       // Killed while held: the open transaction dies with the session; nothing to quarantine.
@@ -615,6 +614,8 @@ export class CaptureWorker implements CaptureHandle {
       if (fault('acknowledge-past-quarantine')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-past-quarantine
       return false;
     }
+    // Outside the transaction's try: whatever the hook does, this transaction is committed and stays so.
+    if (hasRows && poll.last) this.caughtUp?.();
     // Boundary (committed above), then slot, then the acknowledgement record.
     if (hasRows) await this.crashIf('after-materialization-commit');
     await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
