@@ -28,9 +28,10 @@ SELECT synchro.synchro_register_shared_scope('shared');
 const SCOPES = ['shared', 'user:u1'];
 
 /**
- * What every session of this process did, in order: `started <scope>` when a scope digest
- * statement is sent, `digested <scope>` when it answers, `versions` when a read of content
- * versions answers.
+ * What every session of this process did, in order: `started <scope>` when the first statement of a
+ * scope digest computation is sent (the aggregate of the scope's entries, or the read of its
+ * content links), `digested <scope>` when its last answers (that aggregate, or the re-read of the
+ * linked rows), `versions` when a read of content versions answers.
  */
 const seen: string[] = [];
 const original = pg.Client.prototype.query;
@@ -41,8 +42,9 @@ const original = pg.Client.prototype.query;
   const text = typeof config === 'string' ? config : config?.text;
   if (!(out instanceof Promise) || typeof text !== 'string') return out;
   const scope = String(((typeof config === 'string' ? args[1] : config.values) as unknown[] | undefined)?.[0]);
-  if (text.includes('int8send(count(*))')) {
-    seen.push(`started ${scope}`);
+  const aggregate = text.includes('string_agg(int8send(octet_length(pk_bytes))');
+  if (aggregate || text.includes('FROM synchro.scope_content_links')) seen.push(`started ${scope}`);
+  if (aggregate || text.includes('AND pk_bytes = ANY')) {
     return out.then((r) => {
       seen.push(`digested ${scope}`);
       return r;

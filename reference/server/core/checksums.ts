@@ -4,9 +4,11 @@
  * Three things keep a terminal pull's checksums cheap without ever skipping one:
  * - the capture worker stores each row's digest beside the row (storedDigest), tagged with the
  *   schema hash and table shape it was computed under; a reader takes it only under the same tag;
- * - a scope digest over stored digests is computed in the database, in identity order;
+ * - a scope's digest entries over stored digests are aggregated in the database, in identity order;
  * - every statement that changes a scope's rows gives the scope a new content version
  *   (027-capture-performance.sql), and a computed checksum is cached by scope and version;
+ * - that statement also records which identities it wrote (089-scope-content-links.sql), so the
+ *   entries of a scope's next version are built from the last ones by re-reading only those;
  *   a version is computed once even when several readers reach it together, and once capture
  *   catches up, the new versions of scopes asked for lately are computed before anyone asks.
  * Anything else (a row without a stored digest, a changed schema) is computed here row by row,
@@ -18,6 +20,7 @@ import { type ChecksumObject, canonicalJson, checksumObject, fromHex, rowDigest,
 import { integrityFailure } from './errors.ts';
 import { fault } from './faults.ts';
 import { named } from './named-statements.ts';
+import { ScopeEntries } from './scope-entries.ts';
 import { manifestTable, type TableDef } from './tables.ts';
 
 export interface ScopeRow {
@@ -99,6 +102,16 @@ interface ChecksumCache {
   done: Map<string, ChecksumObject>;
   computing: Map<string, Promise<ChecksumObject>>;
   askedAt: Map<string, number>;
+  /** The digest entries of the last version computed of each scope, to build the next one from. */
+  entries: Map<string, KnownEntries>;
+  /** Octets of all entries kept. */
+  entryOctets: number;
+}
+
+interface KnownEntries {
+  schemaHash: string;
+  version: string;
+  entries: ScopeEntries;
 }
 const cached = new WeakMap<Map<string, TableDef>, ChecksumCache>();
 const CACHE_LIMIT = 10_000;
@@ -106,37 +119,89 @@ const CACHE_LIMIT = 10_000;
 function cacheOf(tables: Map<string, TableDef>): ChecksumCache {
   let c = cached.get(tables);
   if (c === undefined) {
-    c = { done: new Map(), computing: new Map(), askedAt: new Map() };
+    c = { done: new Map(), computing: new Map(), askedAt: new Map(), entries: new Map(), entryOctets: 0 };
     cached.set(tables, c);
   }
   return c;
 }
 
+/** What the scope digest hashes before the entry count: its domain, the schema hash and the scope ID. */
+function scopeHeader(schemaHash: string, scope: string): Buffer {
+  return Buffer.concat([SCOPE_DOMAIN, fromHex(schemaHash), text(scope)]);
+}
+
 /**
- * The scope digest from stored row digests, computed in the database in identity order (bytea
- * order is unsigned bytewise order, and an index gives it without a sort), or null when any row
- * lacks a digest under the tags this catalog expects.
+ * Each table's expected digest tag as a CASE over parameters appended to `values`: a row's lookup is
+ * a text comparison, where a jsonb object of tags cost a key search per row (about a tenth of the
+ * statement over 25,000 rows). A table the catalog does not know expects no tag (NULL).
  */
-async function storedScopeDigest(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<Uint8Array | null> {
-  const header = Buffer.concat([SCOPE_DOMAIN, fromHex(schemaHash), text(scope)]);
-  // Each table's expected tag as a CASE over parameters: a row's lookup is a text comparison, where a
-  // jsonb object of tags cost a key search per row (about a tenth of the statement over 25,000 rows).
-  // A table the catalog does not know expects no tag (NULL), as a missing key of that object did.
-  const values: unknown[] = [scope, header];
+function expectedTagSql(tables: Map<string, TableDef>, schemaHash: string, values: unknown[]): string {
   const arms = [...tables.values()].map((t) => `WHEN $${values.push(t.tableId)} THEN $${values.push(digestTag(t, schemaHash))}`);
-  const expected = arms.length === 0 ? 'NULL::text' : `CASE table_id ${arms.join(' ')} END`;
-  // Not a named statement: it runs once per changed scope, and a generic plan chosen for one scope's size
-  // would serve every other scope's.
-  const { rows } = await db.query<{ complete: boolean; d: Buffer | null }>(
+  return arms.length === 0 ? 'NULL::text' : `CASE table_id ${arms.join(' ')} END`;
+}
+
+/**
+ * The scope's digest entries from stored row digests, aggregated in the database in identity order
+ * (bytea order is unsigned bytewise order, and an index gives it without a sort), or null when any
+ * row lacks a digest under the tags this catalog expects.
+ */
+async function storedScopeEntries(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<ScopeEntries | null> {
+  const values: unknown[] = [scope];
+  const expected = expectedTagSql(tables, schemaHash, values);
+  // Not a named statement: it runs once per scope the server has no entries for, and a generic plan
+  // chosen for one scope's size would serve every other scope's.
+  const { rows } = await db.query<{ complete: boolean; body: Buffer }>(
     `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ${expected}) IS NOT FALSE AS complete,
-            sha256($2::bytea || int8send(count(*)) ||
-                   coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea)) AS d
+            coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea) AS body
        FROM synchro.scope_rows WHERE scope_id = $1`,
     values,
   );
   const r = rows[0];
-  if (r === undefined || !r.complete || r.d === null) return null;
-  return new Uint8Array(r.d);
+  if (r === undefined || !r.complete) return null;
+  return ScopeEntries.parse(r.body);
+}
+
+/** Identities a link walk may name before re-reading them costs more than the scope read whole. */
+const LINKED_IDENTITIES_MAX = 5_000;
+/** Links read per walk; a walk longer than this reads the scope whole. */
+const LINKS_MAX = 1_000;
+
+/**
+ * The entries of `version` built from those of an earlier version the server holds (decision 428):
+ * the links recorded since `known` are walked back from `version`, and the rows of the identities
+ * they name are read again. Null when the walk does not reach `known` (a truncation, a pruned or
+ * missing link), when it names too many identities, or when a named row lacks a digest under the
+ * expected tag: the caller then reads the scope whole.
+ */
+async function linkedScopeEntries(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string, known: KnownEntries, version: string): Promise<ScopeEntries | null> {
+  const { rows: links } = await db.query<{ version: string; prior_version: string; identities: Buffer[] }>(
+    named('SELECT version::text, prior_version::text, identities FROM synchro.scope_content_links WHERE scope_id = $1 AND version > $2::bigint ORDER BY version LIMIT $3', [
+      scope,
+      known.version,
+      LINKS_MAX,
+    ]),
+  );
+  const byVersion = new Map(links.map((l) => [l.version, l]));
+  const identities = new Map<string, Buffer>();
+  let at = version;
+  for (let steps = 0; at !== known.version; steps++) {
+    const link = byVersion.get(at);
+    if (link === undefined || steps >= links.length) return null;
+    for (const identity of link.identities) identities.set(identity.toString('hex'), identity);
+    if (identities.size > LINKED_IDENTITIES_MAX) return null;
+    at = link.prior_version;
+  }
+  const { rows } = await db.query<{ table_id: string; pk_bytes: Buffer; row_digest: Buffer | null; digest_tag: string | null }>(
+    named('SELECT table_id, pk_bytes, row_digest, digest_tag FROM synchro.scope_rows WHERE scope_id = $1 AND pk_bytes = ANY ($2::bytea[])', [scope, [...identities.values()]]),
+  );
+  const now = new Map<string, Buffer | null>();
+  for (const r of rows) {
+    const table = tables.get(r.table_id);
+    const key = r.pk_bytes.toString('hex');
+    if (table === undefined || r.row_digest === null || r.digest_tag !== digestTag(table, schemaHash) || now.has(key)) return null;
+    now.set(key, r.row_digest);
+  }
+  return known.entries.withChanges([...identities].map(([key, identity]) => ({ identity, digest: now.get(key) ?? null })));
 }
 
 /** Checksums of several scopes at the snapshot `db` reads, each exact, each computed at most once per content version. */
@@ -171,7 +236,7 @@ async function checksumsAtSnapshot(db: ClientBase, tables: Map<string, TableDef>
       checksum = other === undefined ? undefined : await other.catch(() => undefined);
     }
     if (checksum === undefined) {
-      const mine = computeChecksum(db, tables, schemaHash, scope);
+      const mine = computeChecksum(db, tables, schemaHash, scope, versions.get(scope) ?? '0');
       cache.computing.set(key, mine);
       try {
         checksum = await mine;
@@ -186,10 +251,36 @@ async function checksumsAtSnapshot(db: ClientBase, tables: Map<string, TableDef>
   return out;
 }
 
-async function computeChecksum(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<ChecksumObject> {
-  // The fault switch must keep computing its broken digest, so it never takes the stored path.
-  const stored = fault('xor-scope-digest') ? null : await storedScopeDigest(db, tables, schemaHash, scope);
-  return checksumObject(stored ?? digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+async function computeChecksum(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string, version: string): Promise<ChecksumObject> {
+  // The fault switch must keep computing its broken digest, so it never takes the stored paths.
+  if (fault('xor-scope-digest')) return checksumObject(digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+  const cache = cacheOf(tables);
+  const known = cache.entries.get(scope);
+  let entries: ScopeEntries | null = null;
+  if (known !== undefined && known.schemaHash === schemaHash) {
+    entries = known.version === version ? known.entries : await linkedScopeEntries(db, tables, schemaHash, scope, known, version);
+  }
+  entries ??= await storedScopeEntries(db, tables, schemaHash, scope);
+  if (entries === null) return checksumObject(digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+  keepEntries(cache, scope, { schemaHash, version, entries });
+  return checksumObject(new Uint8Array(entries.digest(scopeHeader(schemaHash, scope))));
+}
+
+/** Octets of entries kept per catalog; past it the scopes used longest ago are dropped. */
+const ENTRY_OCTETS_LIMIT = 64 * 1024 * 1024;
+
+function keepEntries(cache: ChecksumCache, scope: string, kept: KnownEntries): void {
+  const before = cache.entries.get(scope);
+  if (before !== undefined) cache.entryOctets -= before.entries.octets;
+  // Deleted first so the map stays in the order of use, oldest first.
+  cache.entries.delete(scope);
+  cache.entries.set(scope, kept);
+  cache.entryOctets += kept.entries.octets;
+  for (const [oldest, k] of cache.entries) {
+    if (cache.entryOctets <= ENTRY_OCTETS_LIMIT || oldest === scope) break;
+    cache.entries.delete(oldest);
+    cache.entryOctets -= k.entries.octets;
+  }
 }
 
 /** How long after a scope's checksum was last asked for a new version of it is still computed ahead of the asking. */
