@@ -194,14 +194,15 @@ async function linkedScopeEntries(db: ClientBase, tables: Map<string, TableDef>,
   const { rows } = await db.query<{ table_id: string; pk_bytes: Buffer; row_digest: Buffer | null; digest_tag: string | null }>(
     named('SELECT table_id, pk_bytes, row_digest, digest_tag FROM synchro.scope_rows WHERE scope_id = $1 AND pk_bytes = ANY ($2::bytea[])', [scope, [...identities.values()]]),
   );
-  const now = new Map<string, Buffer | null>();
+  // A named identity without a row now left the scope.
+  const digests = new Map<string, Buffer>();
   for (const r of rows) {
     const table = tables.get(r.table_id);
     const key = r.pk_bytes.toString('hex');
-    if (table === undefined || r.row_digest === null || r.digest_tag !== digestTag(table, schemaHash) || now.has(key)) return null;
-    now.set(key, r.row_digest);
+    if (table === undefined || r.row_digest === null || r.digest_tag !== digestTag(table, schemaHash) || digests.has(key)) return null;
+    digests.set(key, r.row_digest);
   }
-  return known.entries.withChanges([...identities].map(([key, identity]) => ({ identity, digest: now.get(key) ?? null })));
+  return known.entries.withChanges([...identities].map(([key, identity]) => ({ identity, digest: digests.get(key) ?? null })));
 }
 
 /** Checksums of several scopes at the snapshot `db` reads, each exact, each computed at most once per content version. */
