@@ -11,7 +11,7 @@ import pg from 'pg';
 import { digestTag, scopeChecksums } from '../../reference/server/core/checksums.ts';
 import { ManifestStore } from '../../reference/server/core/manifests.ts';
 import { type EntryChange, ScopeEntries } from '../../reference/server/core/scope-entries.ts';
-import { useEnv, withCaptureServer } from './helpers.ts';
+import { type Harness, useEnv, withCaptureServer } from './helpers.ts';
 
 const env = useEnv();
 
@@ -127,23 +127,29 @@ const original = pg.Client.prototype.query;
   return (original as (...a: unknown[]) => unknown).apply(this, args);
 };
 
+/** The registered table's catalog, its digest tag, and the checksums of `scopes` read in a snapshot of the server's pool with `tables` (a copy of the catalog's map keeps nothing). */
+async function readerOf(h: Harness) {
+  const catalog = await new ManifestStore(h.server.pool).catalog();
+  const table = [...catalog.tables.values()][0];
+  assert.ok(table !== undefined);
+  const checksums = async (tables: typeof catalog.tables, scopes: string[]) => {
+    const db = await h.server.pool.connect();
+    try {
+      await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL ROLE synchro_owner');
+      return await scopeChecksums(db, tables, catalog.current.hash, scopes);
+    } finally {
+      await db.query('ROLLBACK');
+      db.release();
+    }
+  };
+  return { catalog, table, tag: digestTag(table, catalog.current.hash), checksums };
+}
+
 test('after each kind of write to scope rows, the checksum built from the links equals the whole-scope one, and a truncation falls back to the whole scope', async () => {
   await withCaptureServer(env(), SETUP, async (h) => {
-    const catalog = await new ManifestStore(h.server.pool).catalog();
-    const table = [...catalog.tables.values()][0];
-    assert.ok(table !== undefined);
-    const tag = digestTag(table, catalog.current.hash);
+    const { catalog, table, tag, checksums: read } = await readerOf(h);
     const scopes = ['links:a', 'links:b'];
-    const checksums = async (tables: typeof catalog.tables) => {
-      const db = await h.server.pool.connect();
-      try {
-        await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL ROLE synchro_owner');
-        return await scopeChecksums(db, tables, catalog.current.hash, scopes);
-      } finally {
-        await db.query('ROLLBACK');
-        db.release();
-      }
-    };
+    const checksums = (tables: typeof catalog.tables) => read(tables, scopes);
     /** Both readers after one write: the one keeping entries, and a fresh one reading every scope whole. */
     const compare = async (what: string, linked: boolean) => {
       const reads = wholeScopeReads;
@@ -186,20 +192,8 @@ test('after each kind of write to scope rows, the checksum built from the links 
 
 test('a random identity set survives a long chain of small writes read one link at a time', async () => {
   await withCaptureServer(env(), SETUP, async (h) => {
-    const catalog = await new ManifestStore(h.server.pool).catalog();
-    const table = [...catalog.tables.values()][0];
-    assert.ok(table !== undefined);
-    const tag = digestTag(table, catalog.current.hash);
-    const read = async (tables: typeof catalog.tables) => {
-      const db = await h.server.pool.connect();
-      try {
-        await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL ROLE synchro_owner');
-        return await scopeChecksums(db, tables, catalog.current.hash, ['chain']);
-      } finally {
-        await db.query('ROLLBACK');
-        db.release();
-      }
-    };
+    const { catalog, table, tag, checksums } = await readerOf(h);
+    const read = (tables: typeof catalog.tables) => checksums(tables, ['chain']);
     const random = generator(42);
     for (let step = 0; step < 30; step++) {
       const id = randomBytes(1 + Math.floor(random() * 4)).toString('hex');
