@@ -293,7 +293,7 @@ const PRECOMPUTE_WINDOW_MS = 60_000;
  * finds its checksum computed or under way instead of starting it. Scopes nobody asked for lately
  * are left to the pull that asks. The result is the same object a pull would compute and cache.
  */
-export async function precomputeScopeChecksums(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string): Promise<void> {
+async function precomputeScopeChecksums(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string): Promise<void> {
   const cache = cacheOf(tables);
   const since = Date.now() - PRECOMPUTE_WINDOW_MS;
   for (const [scope, at] of cache.askedAt) if (at < since) cache.askedAt.delete(scope);
