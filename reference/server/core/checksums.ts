@@ -1,16 +1,16 @@
 /**
  * Scope digests of the materialized scope contents at the current boundary, under one schema.
  *
- * Three things keep a terminal pull's checksums cheap without ever skipping one:
+ * Four things keep a terminal pull's checksums cheap without ever skipping one:
  * - the capture worker stores each row's digest beside the row (storedDigest), tagged with the
  *   schema hash and table shape it was computed under; a reader takes it only under the same tag;
  * - a scope's digest entries over stored digests are aggregated in the database, in identity order;
  * - every statement that changes a scope's rows gives the scope a new content version
  *   (027-capture-performance.sql), and a computed checksum is cached by scope and version;
- * - that statement also records which identities it wrote (089-scope-content-links.sql), so the
- *   entries of a scope's next version are built from the last ones by re-reading only those;
  *   a version is computed once even when several readers reach it together, and once capture
- *   catches up, the new versions of scopes asked for lately are computed before anyone asks.
+ *   catches up, the new versions of scopes asked for lately are computed before anyone asks;
+ * - that statement also records which identities it wrote (089-scope-content-links.sql), so the
+ *   entries of a scope's next version are built from the last ones by re-reading only those.
  * Anything else (a row without a stored digest, a changed schema) is computed here row by row,
  * exactly as before.
  */
