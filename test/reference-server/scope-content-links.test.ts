@@ -182,6 +182,13 @@ test('after each kind of write to scope rows, the checksum built from the links 
     assert.equal(wholeScopeReads - reads, 1, 'the linked read found a row without a digest and read the scope whole');
     await write(`DELETE FROM synchro.scope_rows WHERE pk_text = 'id-102'`);
     await compare('the row without a digest removed', true);
+    // A stored digest of the wrong length is no digest: neither path takes it.
+    await write(`UPDATE synchro.scope_rows SET row_digest = '\\x00'::bytea WHERE pk_text = 'id-8'`);
+    const before = wholeScopeReads;
+    await assert.rejects(checksums(catalog.tables), 'the row-by-row path refuses the row');
+    assert.equal(wholeScopeReads - before, 1, 'the linked read refused the short digest and read the scope whole');
+    await write(`DELETE FROM synchro.scope_rows WHERE pk_text = 'id-8'`);
+    await compare('the row with a short digest removed', true);
     await write('TRUNCATE synchro.scope_rows');
     await insert([row('links:a', 1, 'after truncation'), row('links:b', 2, 'after truncation')]);
     await compare('after a truncation', false);

@@ -143,7 +143,7 @@ function expectedTagSql(tables: Map<string, TableDef>, schemaHash: string, value
 /**
  * The scope's digest entries from stored row digests, aggregated in the database in identity order
  * (bytea order is unsigned bytewise order, and an index gives it without a sort), or null when any
- * row lacks a digest under the tags this catalog expects.
+ * row lacks a 32-octet digest under the tags this catalog expects.
  */
 async function storedScopeEntries(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string): Promise<ScopeEntries | null> {
   const values: unknown[] = [scope];
@@ -151,7 +151,7 @@ async function storedScopeEntries(db: ClientBase, tables: Map<string, TableDef>,
   // Not a named statement: it runs once per scope the server has no entries for, and a generic plan
   // chosen for one scope's size would serve every other scope's.
   const { rows } = await db.query<{ complete: boolean; body: Buffer }>(
-    `SELECT bool_and(row_digest IS NOT NULL AND digest_tag = ${expected}) IS NOT FALSE AS complete,
+    `SELECT bool_and(row_digest IS NOT NULL AND octet_length(row_digest) = 32 AND digest_tag = ${expected}) IS NOT FALSE AS complete,
             coalesce(string_agg(int8send(octet_length(pk_bytes)) || pk_bytes || row_digest, ''::bytea ORDER BY pk_bytes), ''::bytea) AS body
        FROM synchro.scope_rows WHERE scope_id = $1`,
     values,
@@ -199,7 +199,7 @@ async function linkedScopeEntries(db: ClientBase, tables: Map<string, TableDef>,
   for (const r of rows) {
     const table = tables.get(r.table_id);
     const key = r.pk_bytes.toString('hex');
-    if (table === undefined || r.row_digest === null || r.digest_tag !== digestTag(table, schemaHash) || digests.has(key)) return null;
+    if (table === undefined || r.row_digest?.length !== 32 || r.digest_tag !== digestTag(table, schemaHash) || digests.has(key)) return null;
     digests.set(key, r.row_digest);
   }
   return known.entries.withChanges([...identities].map(([key, identity]) => ({ identity, digest: digests.get(key) ?? null })));
