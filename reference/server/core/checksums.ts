@@ -254,7 +254,17 @@ async function checksumsAtSnapshot(db: ClientBase, tables: Map<string, TableDef>
 
 async function computeChecksum(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string, version: string): Promise<ChecksumObject> {
   // The fault switch must keep computing its broken digest, so it never takes the stored paths.
-  if (fault('xor-scope-digest')) return checksumObject(digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+  const entries = fault('xor-scope-digest') ? null : await storedEntriesAt(db, tables, schemaHash, scope, version);
+  if (entries === null) return checksumObject(digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
+  return checksumObject(new Uint8Array(entries.digest(scopeHeader(schemaHash, scope))));
+}
+
+/**
+ * The scope's digest entries at `version` from stored row digests: built from the entries kept of an
+ * earlier version when its links allow, aggregated whole otherwise, and kept for the next version;
+ * null when the stored digests cannot give them (the caller computes row by row).
+ */
+async function storedEntriesAt(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string, scope: string, version: string): Promise<ScopeEntries | null> {
   const cache = cacheOf(tables);
   const known = cache.entries.get(scope);
   let entries: ScopeEntries | null = null;
@@ -262,9 +272,8 @@ async function computeChecksum(db: ClientBase, tables: Map<string, TableDef>, sc
     entries = known.version === version ? known.entries : await linkedScopeEntries(db, tables, schemaHash, scope, known, version);
   }
   entries ??= await storedScopeEntries(db, tables, schemaHash, scope);
-  if (entries === null) return checksumObject(digestOf(await scopeRows(db, scope), tables, schemaHash, scope));
-  keepEntries(cache, scope, { schemaHash, version, entries });
-  return checksumObject(new Uint8Array(entries.digest(scopeHeader(schemaHash, scope))));
+  if (entries !== null) keepEntries(cache, scope, { schemaHash, version, entries });
+  return entries;
 }
 
 /** Octets of entries kept per catalog; past it the scopes used longest ago are dropped. */

@@ -13,6 +13,7 @@
  * version is written out as a new base.
  */
 import { createHash } from 'node:crypto';
+import { blob, u64be } from '../../../harness/codec/index.ts';
 
 const DIGEST_OCTETS = 32;
 const LENGTH_OCTETS = 8;
@@ -75,9 +76,7 @@ export class ScopeEntries {
 
   /** SHA-256 over the header, the entry count and the entries. */
   digest(header: Uint8Array): Buffer {
-    const count = Buffer.alloc(LENGTH_OCTETS);
-    count.writeBigUInt64BE(BigInt(this.count));
-    const hash = createHash('sha256').update(header).update(count);
+    const hash = createHash('sha256').update(header).update(u64be(this.count));
     this.#feed((piece) => hash.update(piece));
     return hash.digest();
   }
@@ -141,13 +140,10 @@ function lowerBound(base: Base, identity: Buffer): number {
   return lo;
 }
 
+/** One entry: the identity as a blob (8-octet length, then the octets) and the row digest, as the codec's scope digest streams it. */
 function entry(identity: Buffer, digest: Buffer): Buffer {
   if (digest.length !== DIGEST_OCTETS) throw new Error('a row digest is 32 octets');
-  const out = Buffer.alloc(LENGTH_OCTETS + identity.length + DIGEST_OCTETS);
-  out.writeBigUInt64BE(BigInt(identity.length));
-  identity.copy(out, LENGTH_OCTETS);
-  digest.copy(out, LENGTH_OCTETS + identity.length);
-  return out;
+  return Buffer.concat([blob(identity), digest]);
 }
 
 /** The identity length of the entry at `start`: an 8-octet big-endian length, whose high half is zero for any real identity. */
