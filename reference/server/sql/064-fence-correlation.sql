@@ -25,11 +25,11 @@ ALTER TABLE synchro.wal_events
 -- A fence's version must be new; the worker looks up versions it is offered.
 CREATE INDEX wal_events_server_version ON synchro.wal_events (server_version);
 
--- Where the last fence of an identity ran: its transaction and the command ID
--- of the row version it fenced. Only read within that same transaction.
+-- The transaction of the last fence of an identity. Within that transaction,
+-- the command ID at which the fence wrote the version record (the record's
+-- system column cmin) says when that fence ran (decision 429).
 ALTER TABLE synchro.row_versions
-  ADD COLUMN fenced_xact xid8,
-  ADD COLUMN fenced_cmin bigint;
+  ADD COLUMN fenced_xact xid8;
 
 -- AFTER each row operation. Arguments as before: table_id, key column,
 -- deleted-at column ('' when the table has none).
@@ -43,7 +43,9 @@ DECLARE
   v_old jsonb;
   v_pk text;
   v_state text;
-  v_prior record;
+  v_prior_state text;
+  v_prior_xact xid8;
+  v_prior_cmin bigint;
   v_rel record;
   v_cmin bigint;
   v_xact xid8 := pg_current_xact_id();
@@ -77,26 +79,32 @@ BEGIN
     END IF;
   END IF;
 
-  -- The command ID of the row's visible version: when an earlier-firing fence of this
-  -- transaction already fenced that very version, a nested statement changed the row
-  -- before this (earlier) change's fence fired, and the order of the fences is lost.
-  EXECUTE format('SELECT cmin::text::bigint FROM %s WHERE %I = ($1).%I', v_rel.physical_relation_oid::regclass, v_key, v_key)
-    INTO v_cmin USING CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
-
-  SELECT state, fenced_xact, fenced_cmin INTO v_prior FROM synchro.row_versions WHERE table_id = v_table AND pk_text = v_pk FOR UPDATE;
-  IF v_cmin IS NOT NULL AND v_prior.fenced_xact = v_xact AND v_prior.fenced_cmin = v_cmin THEN
+  -- What the identity's version record held before this fence, and the command ID at which it
+  -- was written (its cmin; a fence's own write is the only one that changes an existing record).
+  SELECT state, fenced_xact, cmin::text::bigint INTO v_prior_state, v_prior_xact, v_prior_cmin
+    FROM synchro.row_versions WHERE table_id = v_table AND pk_text = v_pk FOR UPDATE;
+  -- When an earlier fence of this transaction already wrote that record, the row's visible version
+  -- must be newer than that record. Command IDs only grow within a transaction, so a version
+  -- written before the earlier fence's record is one that fence already covered: the change this
+  -- fence stands for was overwritten by a nested statement before this fence fired, and the order
+  -- of the fences is lost. A first fence of the identity in its transaction has nothing to compare
+  -- with and skips the lookup, a statement planned afresh on every call (decision 429).
+  IF v_prior_xact = v_xact THEN
+    EXECUTE format('SELECT cmin::text::bigint FROM %s WHERE %I = ($1).%I', v_rel.physical_relation_oid::regclass, v_key, v_key)
+      INTO v_cmin USING CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+  END IF;
+  IF v_cmin IS NOT NULL AND v_prior_xact = v_xact AND v_cmin < v_prior_cmin THEN
     RAISE EXCEPTION 'a nested statement changed a registered row before the fence of an earlier change fired' USING ERRCODE = '27000';
   END IF;
-  IF v_prior.state = 'deleted' AND v_state = 'live' THEN
+  IF v_prior_state = 'deleted' AND v_state = 'live' THEN
     -- A deleted identity stays deleted: no resurrection through any write path.
     RAISE EXCEPTION 'a deleted row identity cannot be revived' USING ERRCODE = '23514';
   END IF;
-  INSERT INTO synchro.row_versions AS rv (table_id, pk_text, state, server_version, mutation_id, changed_at, fenced_xact, fenced_cmin)
-  VALUES (v_table, v_pk, v_state, v_version, v_mutation, clock_timestamp(), v_xact, v_cmin)
+  INSERT INTO synchro.row_versions AS rv (table_id, pk_text, state, server_version, mutation_id, changed_at, fenced_xact)
+  VALUES (v_table, v_pk, v_state, v_version, v_mutation, clock_timestamp(), v_xact)
   ON CONFLICT (table_id, pk_text) DO UPDATE
     SET state = excluded.state, server_version = excluded.server_version,
-        mutation_id = excluded.mutation_id, changed_at = excluded.changed_at,
-        fenced_xact = excluded.fenced_xact, fenced_cmin = excluded.fenced_cmin;
+        mutation_id = excluded.mutation_id, changed_at = excluded.changed_at, fenced_xact = excluded.fenced_xact;
   PERFORM set_config('synchro.dml_ordinal', v_ordinal::text, true);
 
   -- The capture worker pairs this message with the row event of the same identity by ordinal.
