@@ -68,19 +68,34 @@ function buildNormalizedMutation(mutation: unknown, path: string): unknown[] {
  * 65,536 octets.
  */
 export function normalizeMutation(mutation: unknown, path = ''): unknown[] {
+  return checkedNormalizedMutation(mutation, path).normalized;
+}
+
+/** normalizeMutation, answering the RFC 8785 text it measured as well. */
+function checkedNormalizedMutation(mutation: unknown, path: string): { normalized: unknown[]; canonical: string } {
   checkMutationShape(mutation, path);
   const normalized = buildNormalizedMutation(mutation, path);
-  const octets = Buffer.byteLength(canonicalJson(normalized, path), 'utf8');
+  const canonical = canonicalJson(normalized, path);
+  const octets = Buffer.byteLength(canonical, 'utf8');
   if (octets > PUSH_LIMITS.normalizedMutationOctets) {
     throw new CodecError('mutation_too_large', path, `the normalized mutation is ${octets} octets, at most ${PUSH_LIMITS.normalizedMutationOctets} are allowed`);
   }
-  return normalized;
+  return { normalized, canonical };
 }
 
-function fingerprint(prefix: Uint8Array, normalized: unknown[], path: string): { digest: Uint8Array; canonical: string } {
-  const canonical = canonicalJson(normalized, path);
+function digestOf(prefix: Uint8Array, canonical: string): { digest: Uint8Array; canonical: string } {
   const digest = createHash('sha256').update(prefix).update(Buffer.from(canonical, 'utf8')).digest();
   return { digest: new Uint8Array(digest), canonical };
+}
+
+/**
+ * The RFC 8785 text of an array whose last member is an array of already
+ * canonical texts. An array's canonical form is its members' canonical forms
+ * between brackets, separated by commas, so nothing is written twice.
+ */
+function canonicalArray(head: unknown[], canonicalMembers: string[] | string): string {
+  const last = typeof canonicalMembers === 'string' ? canonicalMembers : `[${canonicalMembers.join(',')}]`;
+  return `[${[...head.map((v) => canonicalJson(v)), last].join(',')}]`;
 }
 
 /**
@@ -96,7 +111,11 @@ export function normalizedMutationOctets(mutation: unknown): number {
 export function mutationFingerprint(userId: string, clientId: string, mutation: unknown): { digest: Uint8Array; canonical: string } {
   checkIdentifier(userId, '#user_id', 'the authenticated user ID');
   checkIdentifier(clientId, '#client_id', 'client_id');
-  return fingerprint(MUTATION_FINGERPRINT_DOMAIN, ['mutation-scope-v1', userId, clientId, normalizeMutation(mutation)], '');
+  return mutationDigest(userId, clientId, checkedNormalizedMutation(mutation, '').canonical);
+}
+
+function mutationDigest(userId: string, clientId: string, canonicalMutation: string): { digest: Uint8Array; canonical: string } {
+  return digestOf(MUTATION_FINGERPRINT_DOMAIN, canonicalArray(['mutation-scope-v1', userId, clientId], canonicalMutation));
 }
 
 /**
@@ -106,7 +125,12 @@ export function mutationFingerprint(userId: string, clientId: string, mutation: 
  * can be decided without server state, including the RFC 8785 size limit.
  */
 export function batchFingerprint(userId: string, request: unknown): { digest: Uint8Array; canonical: string } {
-  const code: Code = 'invalid_batch';
+  const { r, canonicalMutations } = checkedRequest(userId, request);
+  return batchDigest(r, userId, canonicalMutations);
+}
+
+/** The request's checks and size limit, then each mutation's checks, normalization and RFC 8785 text. */
+function checkedRequest(userId: string, request: unknown): { r: Obj; canonicalMutations: string[] } {
   checkIdentifier(userId, '#user_id', 'the authenticated user ID');
   checkPushRequestShape(request);
   const r = request as Obj;
@@ -114,18 +138,38 @@ export function batchFingerprint(userId: string, request: unknown): { digest: Ui
   if (requestOctets > PUSH_LIMITS.canonicalRequestOctets) {
     throw new CodecError('request_too_large', '', `the RFC 8785 form of the request is ${requestOctets} octets, at most ${PUSH_LIMITS.canonicalRequestOctets} are allowed`);
   }
-  const mutations = (r.mutations as unknown[]).map((m: unknown, k: number) => normalizeMutation(m, pointer('/mutations', k)));
-  return fingerprint(
+  return { r, canonicalMutations: (r.mutations as unknown[]).map((m: unknown, k: number) => checkedNormalizedMutation(m, pointer('/mutations', k)).canonical) };
+}
+
+function batchDigest(r: Obj, userId: string, canonicalMutations: string[]): { digest: Uint8Array; canonical: string } {
+  const code: Code = 'invalid_batch';
+  return digestOf(
     BATCH_FINGERPRINT_DOMAIN,
-    [
-      r.atomic === true ? 'atomic-batch-v1' : 'batch-v1',
-      userId,
-      str(r, 'client_id', code, ''),
-      readEnvelopeInteger(r.client_generation, 1, code, '/client_generation', 'client_generation'),
-      str(r, 'batch_id', code, ''),
-      readSchemaRef(r.schema, code, '/schema'),
-      mutations,
-    ],
-    '',
+    canonicalArray(
+      [
+        r.atomic === true ? 'atomic-batch-v1' : 'batch-v1',
+        userId,
+        str(r, 'client_id', code, ''),
+        readEnvelopeInteger(r.client_generation, 1, code, '/client_generation', 'client_generation'),
+        str(r, 'batch_id', code, ''),
+        readSchemaRef(r.schema, code, '/schema'),
+      ],
+      canonicalMutations,
+    ),
   );
+}
+
+/**
+ * The batch fingerprint and every mutation's fingerprint of one request, the
+ * digests batchFingerprint and mutationFingerprint answer, with the same
+ * refusals in the same order; each mutation is checked, normalized and
+ * written in RFC 8785 form once for both.
+ */
+export function pushFingerprints(userId: string, request: unknown): { batch: Uint8Array; mutations: Uint8Array[] } {
+  const { r, canonicalMutations } = checkedRequest(userId, request);
+  const batch = batchDigest(r, userId, canonicalMutations).digest;
+  // mutationFingerprint's own checks; the request's checks have passed the normalizations already.
+  const clientId = str(r, 'client_id', 'invalid_batch', '');
+  checkIdentifier(clientId, '#client_id', 'client_id');
+  return { batch, mutations: canonicalMutations.map((c) => mutationDigest(userId, clientId, c).digest) };
 }

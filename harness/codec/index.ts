@@ -17,6 +17,7 @@ export {
   mutationFingerprint,
   normalizedMutationOctets,
   normalizeMutation,
+  pushFingerprints,
 } from './fingerprint.ts';
 export { checkIdentifier, checkServerVersion, checkUuid, digestRaw, schemaHashRaw } from './identifiers.ts';
 export { type JsonReadFailure, type JsonReadOk, type JsonReadResult, type NumberToken, readJsonBody } from './json-body.ts';

@@ -8,6 +8,7 @@ import {
   mutationFingerprint,
   normalizedMutationOctets,
   parseJson,
+  pushFingerprints,
   toHex,
 } from '../../harness/codec/index.ts';
 
@@ -164,4 +165,45 @@ test('the normalized mutation size is the octet length of its canonical text', (
   assert.equal(normalizedMutationOctets(m), Buffer.byteLength(text));
   assert.equal(MAX_NORMALIZED_MUTATION_OCTETS, 65536);
   assert.equal(normalizedMutationOctets({ ...m, columns: { fld_a: 'é' } }) - normalizedMutationOctets({ ...m, columns: { fld_a: 'e' } }), 1);
+});
+
+/** What a call answers or the refusal it throws, comparable across the two ways of computing fingerprints. */
+function settle(f: () => unknown): unknown {
+  try {
+    return f();
+  } catch (e) {
+    return e instanceof CodecError ? { code: e.code, path: e.path, message: e.message } : { thrown: String(e) };
+  }
+}
+
+test('both fingerprints of a request in one pass equal the batch fingerprint and each mutation fingerprint, refusals included', () => {
+  const requests: [string, unknown, string?][] = [
+    ['plain', request()],
+    ['atomic', { ...request(), atomic: true }],
+    ['other user', request(), 'u2'],
+    ...mutationChanges.map(([label, change]): [string, unknown] => {
+      const r = request();
+      change((r.mutations as Obj[])[1] as Obj);
+      return [label, r];
+    }),
+    ['a delete and an insert', { ...request(), mutations: [{ ...mutation(), op: 'delete', columns: undefined }, { ...mutation(), mutation_id: '5d1f2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b', op: 'insert', base_version: undefined }].map((m) => JSON.parse(JSON.stringify(m))) }],
+    ['text needing escapes', { ...request(), client_id: 'client "1" é', mutations: [{ ...mutation(), columns: { fld_a: 'line\nbreak \u2028 "q"', fld_b: 1e21 } }] }],
+    ['a mutation refused', { ...request(), mutations: [mutation(), { ...mutation(), pk: {} }] }],
+    ['the batch refused', { ...request(), client_generation: 0 }],
+    ['bad client identifier', { ...request(), client_id: '' }],
+    ['bad user', request(), ''],
+    ['not a request', [1, 2]],
+  ];
+  for (const [label, r, user = 'u'] of requests) {
+    const separate = settle(() => {
+      const batch = toHex(batchFingerprint(user, r).digest);
+      const rr = r as { client_id: string; mutations: unknown[] };
+      return { batch, mutations: rr.mutations.map((m) => toHex(mutationFingerprint(user, rr.client_id, m).digest)) };
+    });
+    const together = settle(() => {
+      const f = pushFingerprints(user, r);
+      return { batch: toHex(f.batch), mutations: f.mutations.map(toHex) };
+    });
+    assert.deepEqual(together, separate, label);
+  }
 });

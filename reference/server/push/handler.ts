@@ -5,7 +5,7 @@
  * bytes. Replay sends the stored bytes and does nothing else.
  */
 import type { Pool, PoolClient } from 'pg';
-import { batchFingerprint, canonicalJson, mutationFingerprint } from '../../../harness/codec/index.ts';
+import { canonicalJson, pushFingerprints } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
 import { serverTime } from '../core/clock.ts';
@@ -35,8 +35,7 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
   checkPushText(request);
   const catalog = await manifests.catalog();
   checkKeys(request, catalog.tables);
-  const batchFp = batchFingerprint(userId, request).digest;
-  const mutationFps = request.mutations.map((m) => mutationFingerprint(userId, request.client_id, m).digest);
+  const { batch: batchFp, mutations: mutationFps } = pushFingerprints(userId, request);
   for (let attempt = 0; ; attempt++) {
     const db = await pool.connect();
     try {
@@ -67,8 +66,7 @@ export async function pushInCallerTransaction(db: PoolClient, manifests: Manifes
   const request = validatePushShape(value);
   const catalog = await manifests.catalog();
   checkKeys(request, catalog.tables);
-  const batchFp = batchFingerprint(userId, request).digest;
-  const mutationFps = request.mutations.map((m) => mutationFingerprint(userId, request.client_id, m).digest);
+  const { batch: batchFp, mutations: mutationFps } = pushFingerprints(userId, request);
   await db.query('SELECT synchro.synchro_push_guard()');
   await db.query("SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
   try {
