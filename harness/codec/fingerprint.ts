@@ -89,13 +89,12 @@ function digestOf(prefix: Uint8Array, canonical: string): { digest: Uint8Array; 
 }
 
 /**
- * The RFC 8785 text of an array whose last member is an array of already
- * canonical texts. An array's canonical form is its members' canonical forms
- * between brackets, separated by commas, so nothing is written twice.
+ * The RFC 8785 text of `head` followed by one member already in RFC 8785
+ * form. An array's canonical form is its members' canonical forms between
+ * brackets, separated by commas, so the last member is not written again.
  */
-function canonicalArray(head: unknown[], canonicalMembers: string[] | string): string {
-  const last = typeof canonicalMembers === 'string' ? canonicalMembers : `[${canonicalMembers.join(',')}]`;
-  return `[${[...head.map((v) => canonicalJson(v)), last].join(',')}]`;
+function canonicalArray(head: unknown[], canonicalLast: string): string {
+  return `[${[...head.map((v) => canonicalJson(v)), canonicalLast].join(',')}]`;
 }
 
 /**
@@ -154,7 +153,7 @@ function batchDigest(r: Obj, userId: string, canonicalMutations: string[]): { di
         str(r, 'batch_id', code, ''),
         readSchemaRef(r.schema, code, '/schema'),
       ],
-      canonicalMutations,
+      `[${canonicalMutations.join(',')}]`,
     ),
   );
 }
@@ -168,8 +167,7 @@ function batchDigest(r: Obj, userId: string, canonicalMutations: string[]): { di
 export function pushFingerprints(userId: string, request: unknown): { batch: Uint8Array; mutations: Uint8Array[] } {
   const { r, canonicalMutations } = checkedRequest(userId, request);
   const batch = batchDigest(r, userId, canonicalMutations).digest;
-  // mutationFingerprint's own checks; the request's checks have passed the normalizations already.
-  const clientId = str(r, 'client_id', 'invalid_batch', '');
-  checkIdentifier(clientId, '#client_id', 'client_id');
+  // checkPushRequestShape checked client_id as an identifier, which is all mutationFingerprint checks of it.
+  const clientId = r.client_id as string;
   return { batch, mutations: canonicalMutations.map((c) => mutationDigest(userId, clientId, c).digest) };
 }
