@@ -92,9 +92,10 @@ BEGIN
   IF v_prior_xact = v_xact THEN
     EXECUTE format('SELECT cmin::text::bigint FROM %s WHERE %I = ($1).%I', v_rel.physical_relation_oid::regclass, v_key, v_key)
       INTO v_cmin USING CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
-  END IF;
-  IF v_cmin IS NOT NULL AND v_prior_xact = v_xact AND v_cmin < v_prior_cmin THEN
-    RAISE EXCEPTION 'a nested statement changed a registered row before the fence of an earlier change fired' USING ERRCODE = '27000';
+    -- A row no longer visible (deleted) leaves v_cmin NULL and nothing to compare.
+    IF v_cmin < v_prior_cmin THEN
+      RAISE EXCEPTION 'a nested statement changed a registered row before the fence of an earlier change fired' USING ERRCODE = '27000';
+    END IF;
   END IF;
   IF v_prior_state = 'deleted' AND v_state = 'live' THEN
     -- A deleted identity stays deleted: no resurrection through any write path.
