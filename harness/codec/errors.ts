@@ -82,6 +82,7 @@ export class CodecError extends Error {
 
 /** Appends one JSON pointer segment, escaping `~` and `/` as RFC 6901 requires. */
 export function pointer(base: string, segment: string | number): string {
-  const s = String(segment).replaceAll('~', '~0').replaceAll('/', '~1');
-  return `${base}/${s}`;
+  const s = String(segment);
+  // Most segments (indexes, member names) hold neither character: those are appended as they are.
+  return `${base}/${s.includes('~') || s.includes('/') ? s.replaceAll('~', '~0').replaceAll('/', '~1') : s}`;
 }

@@ -4,7 +4,7 @@
  * the batch claim, every outcome, every source write and the exact response
  * bytes. Replay sends the stored bytes and does nothing else.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import { canonicalJson, pushFingerprints } from '../../../harness/codec/index.ts';
 import type { PushRequest } from '../../../harness/wire/index.ts';
 import type { Admit } from '../core/admission.ts';
@@ -39,8 +39,7 @@ export async function handlePush(pool: Pool, manifests: ManifestStore, userId: s
   for (let attempt = 0; ; attempt++) {
     const db = await pool.connect();
     try {
-      await db.query("BEGIN; SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
-      const result = await execute(db, userId, request, batchFp, mutationFps, catalog, admit);
+      const result = await execute(db, ['BEGIN', ...OWNER_SETTINGS], userId, request, batchFp, mutationFps, catalog, admit);
       // A replay changed nothing: its transaction is rolled back and the call is committed alone.
       return await commitThroughEntryPoint(db, 'push', userId, result.body, result.commit && !(fault('atomic-group-uncommitted') && request.atomic === true)); // fault: server:atomic-group-uncommitted
     } catch (e) {
@@ -68,9 +67,8 @@ export async function pushInCallerTransaction(db: PoolClient, manifests: Manifes
   checkKeys(request, catalog.tables);
   const { batch: batchFp, mutations: mutationFps } = pushFingerprints(userId, request);
   await db.query('SELECT synchro.synchro_push_guard()');
-  await db.query("SET LOCAL ROLE synchro_owner; SET LOCAL lock_timeout = '5s'");
   try {
-    return { status: 200, body: (await execute(db, userId, request, batchFp, mutationFps, catalog, () => {})).body };
+    return { status: 200, body: (await execute(db, OWNER_SETTINGS, userId, request, batchFp, mutationFps, catalog, () => {})).body };
   } catch (e) {
     // No retry here: the caller's transaction is what a lost claim would have to redo.
     if (e instanceof ClaimLost) throw temporarilyUnavailable();
@@ -80,8 +78,12 @@ export async function pushInCallerTransaction(db: PoolClient, manifests: Manifes
   }
 }
 
+/** The role and lock wait of the push's work, set for its transaction. */
+const OWNER_SETTINGS = ['SET LOCAL ROLE synchro_owner', "SET LOCAL lock_timeout = '5s'"];
+
 async function execute(
   db: PoolClient,
+  opening: string[],
   userId: string,
   request: PushRequest,
   batchFp: Uint8Array,
@@ -90,21 +92,25 @@ async function execute(
   admit: Admit,
 ): Promise<{ commit: boolean; body: string }> {
   const scope = [userId, request.client_id];
-  const retired = await db.query('SELECT 1 FROM synchro.client_retirements WHERE user_id = $1 AND client_id = $2', scope);
+  // The gates' reads go in the opening's round trip, in gate order, as statements without parameters
+  // (escaped literals; simple-protocol results are text, parsed by the same type parsers).
+  const [user, clientId, batchId] = [userId, request.client_id, request.batch_id].map((v) => db.escapeLiteral(v));
+  const mutationIds = db.escapeLiteral(`{${request.mutations.map((m) => m.mutation_id).join(',')}}`);
+  const reads = [
+    `SELECT 1 FROM synchro.client_retirements WHERE user_id = ${user} AND client_id = ${clientId}`,
+    `SELECT client_generation, expired FROM synchro.clients WHERE user_id = ${user} AND client_id = ${clientId}`,
+    ...(fault('ledger-ttl') ? [`WITH b AS (DELETE FROM synchro.push_batches WHERE completed_at < ${db.escapeLiteral(serverTime())}::timestamptz - interval '365 days' RETURNING user_id, client_id, batch_id) DELETE FROM synchro.push_mutations m USING b WHERE m.user_id = b.user_id AND m.client_id = b.client_id AND m.first_batch_id = b.batch_id`] : []), // fault: server:ledger-ttl
+    // Replay lookup comes before the generation and schema gates.
+    `SELECT fp, state, response_body FROM synchro.push_batches WHERE user_id = ${user} AND client_id = ${clientId} AND batch_id = ${batchId}`,
+    `SELECT mutation_id, fp, code, outcome FROM synchro.push_mutations WHERE user_id = ${user} AND client_id = ${clientId} AND mutation_id = ANY (${mutationIds}::uuid[])`,
+  ];
+  const results = (await db.query([...opening, ...reads].join(';\n'))) as unknown as QueryResult[];
+  const [retired, client] = results.slice(opening.length) as [QueryResult, QueryResult<{ client_generation: string; expired: boolean }>];
+  const [batch, known] = results.slice(-2) as [QueryResult<{ fp: Buffer; state: string; response_body: string | null }>, QueryResult<{ mutation_id: string; fp: Buffer; code: string | null; outcome: string }>];
   if (retired.rowCount !== 0) throw new SyncError('client_retired', 'client has been retired');
-  const client = await db.query<{ client_generation: string; expired: boolean }>(
-    'SELECT client_generation, expired FROM synchro.clients WHERE user_id = $1 AND client_id = $2',
-    scope,
-  );
   const clientRow = client.rows[0];
   if (clientRow === undefined) throw authRequired();
 
-  if (fault('ledger-ttl')) await db.query("WITH b AS (DELETE FROM synchro.push_batches WHERE completed_at < $1::timestamptz - interval '365 days' RETURNING user_id, client_id, batch_id) DELETE FROM synchro.push_mutations m USING b WHERE m.user_id = b.user_id AND m.client_id = b.client_id AND m.first_batch_id = b.batch_id", [serverTime()]); // fault: server:ledger-ttl
-  // Replay lookup comes before the generation and schema gates.
-  const batch = await db.query<{ fp: Buffer; state: string; response_body: string | null }>(
-    'SELECT fp, state, response_body FROM synchro.push_batches WHERE user_id = $1 AND client_id = $2 AND batch_id = $3',
-    [...scope, request.batch_id],
-  );
   const stored = batch.rows[0];
   if (stored !== undefined) {
     if (!Buffer.from(batchFp).equals(stored.fp) && !fault('batch-fingerprint-ignored')) throw new SyncError('idempotency_conflict', 'batch_id was used for different content'); // fault: server:batch-fingerprint-ignored
@@ -114,10 +120,6 @@ async function execute(
     }
   }
   const replays = new Map<string, Outcome>();
-  const known = await db.query<{ mutation_id: string; fp: Buffer; code: string | null; outcome: string }>(
-    'SELECT mutation_id, fp, code, outcome FROM synchro.push_mutations WHERE user_id = $1 AND client_id = $2 AND mutation_id = ANY ($3::uuid[])',
-    [...scope, request.mutations.map((m) => m.mutation_id)],
-  );
   const fpById = new Map(request.mutations.map((m, k) => [m.mutation_id, mutationFps[k] as Uint8Array]));
   for (const row of known.rows) {
     if (!Buffer.from(fpById.get(row.mutation_id) ?? []).equals(row.fp) && !fault('mutation-fingerprint-ignored')) { // fault: server:mutation-fingerprint-ignored
@@ -158,17 +160,11 @@ async function execute(
   const byId = new Map(replays);
   for (const [k, m] of fresh.entries()) byId.set(m.mutation_id, freshOutcomes[k] as Outcome);
 
-  await recordMutations(
-    db,
-    userId,
-    request,
-    request.mutations.flatMap((m, k) => (replays.has(m.mutation_id) ? [] : [{ m, ordinal: k, fp: mutationFps[k] as Uint8Array, outcome: byId.get(m.mutation_id) as Outcome }])),
-  );
-  if (freshOutcomes.some((o) => o.status === 'applied') && !fault('no-epoch-advance')) { // fault: server:no-epoch-advance
-    await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope);
-  }
-  if (!freshOutcomes.some((o) => o.status === 'applied') && fault('pull014-any-push-advances-epoch')) await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope); // fault: server:pull014-any-push-advances-epoch
-  if (request.atomic === true && !freshOutcomes.some((o) => o.status === 'applied') && fault('atomic-rollback-advances-epoch')) await db.query('UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + 1 WHERE user_id = $1 AND client_id = $2', scope); // fault: server:atomic-rollback-advances-epoch
+  const applied = freshOutcomes.some((o) => o.status === 'applied');
+  let epochSteps = 0;
+  if (applied && !fault('no-epoch-advance')) epochSteps++; // fault: server:no-epoch-advance
+  if (!applied && fault('pull014-any-push-advances-epoch')) epochSteps++; // fault: server:pull014-any-push-advances-epoch
+  if (request.atomic === true && !applied && fault('atomic-rollback-advances-epoch')) epochSteps++; // fault: server:atomic-rollback-advances-epoch
   const outcomes = request.mutations.map((m) => byId.get(m.mutation_id) as Outcome);
   const body = canonicalJson({
     batch_id: request.batch_id,
@@ -176,11 +172,11 @@ async function execute(
     accepted: outcomes.filter((o) => o.status === 'applied'),
     rejected: outcomes.filter((o) => o.status !== 'applied'),
   });
-  if (!fault('response-not-stored')) await db.query( // fault: server:response-not-stored
-    `UPDATE synchro.push_batches SET state = 'complete', http_status = 200, response_body = $4, completed_at = now()
-      WHERE user_id = $1 AND client_id = $2 AND batch_id = $3`,
-    [...scope, request.batch_id, body],
-  );
+  await completeBatch(db, userId, request, {
+    mutations: request.mutations.flatMap((m, k) => (replays.has(m.mutation_id) ? [] : [{ m, ordinal: k, fp: mutationFps[k] as Uint8Array, outcome: byId.get(m.mutation_id) as Outcome }])),
+    epochSteps,
+    response: fault('response-not-stored') ? null : body, // fault: server:response-not-stored
+  });
   return { commit: true, body };
 }
 
@@ -191,30 +187,45 @@ interface NewMutation {
   outcome: Outcome;
 }
 
-/** One statement writes every new mutation's identity, fingerprint and exact outcome. */
-async function recordMutations(db: PoolClient, userId: string, request: PushRequest, rows: NewMutation[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <T>(f: (r: NewMutation) => T) => rows.map(f);
-  const inserted = await db.query(
-    `INSERT INTO synchro.push_mutations (user_id, client_id, mutation_id, fp_algorithm, fp_version, fp_domain, fp, first_batch_id,
-       request_ordinal, authored_schema_version, authored_schema_hash, submitted_schema_version, submitted_schema_hash,
-       table_id, pk_text, op, status, code, outcome, outcome_schema_version, outcome_schema_hash)
-     SELECT $1, $2, u.mutation_id, 'sha256', 1, 'synchro:v3:push-mutation-fingerprint:v1', u.fp, $3, u.ordinal,
-            u.authored_version, u.authored_hash, $4, $5, u.table_id, u.pk_text, u.op, u.status, u.code, u.outcome,
-            u.outcome_version, u.outcome_hash
-       FROM unnest($6::uuid[], $7::bytea[], $8::int[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[],
-                   $14::text[], $15::text[], $16::text[], $17::bigint[], $18::text[])
-         AS u(mutation_id, fp, ordinal, authored_version, authored_hash, table_id, pk_text, op, status, code, outcome, outcome_version, outcome_hash)
-     ON CONFLICT DO NOTHING`,
-    [
-      userId, request.client_id, request.batch_id, request.schema.version, request.schema.hash,
-      col((r) => r.m.mutation_id), col((r) => Buffer.from(r.fp)), col((r) => r.ordinal),
-      col((r) => r.m.authored_schema.version), col((r) => r.m.authored_schema.hash), col((r) => r.m.table), col((r) => pkText(r.m)),
-      col((r) => r.m.op), col((r) => r.outcome.status), col((r) => (r.outcome.code as string | undefined) ?? null),
-      col((r) => canonicalJson(r.outcome)),
-      col((r) => (r.outcome.outcome_schema as { version: number }).version), col((r) => (r.outcome.outcome_schema as { hash: string }).hash),
-    ],
-  );
+/**
+ * The batch's last writes, in one statement: every new mutation's identity, fingerprint and exact
+ * outcome, the client's accepted-write epoch stepped on (`epochSteps` times), and the response
+ * stored on the batch's claim (unless `response` is null). The three touch different tables and
+ * none reads what another writes, so running them as parts of one statement changes nothing.
+ */
+async function completeBatch(db: PoolClient, userId: string, request: PushRequest, last: { mutations: NewMutation[]; epochSteps: number; response: string | null }): Promise<void> {
+  const values: unknown[] = [];
+  const $ = (value: unknown) => `$${values.push(value)}`;
+  const [user, client] = [$(userId), $(request.client_id)];
+  const parts: string[] = [];
+  const rows = last.mutations;
+  if (rows.length > 0) {
+    const col = <T>(f: (r: NewMutation) => T) => rows.map(f);
+    parts.push(`recorded AS (
+      INSERT INTO synchro.push_mutations (user_id, client_id, mutation_id, fp_algorithm, fp_version, fp_domain, fp, first_batch_id,
+         request_ordinal, authored_schema_version, authored_schema_hash, submitted_schema_version, submitted_schema_hash,
+         table_id, pk_text, op, status, code, outcome, outcome_schema_version, outcome_schema_hash)
+       SELECT ${user}, ${client}, u.mutation_id, 'sha256', 1, 'synchro:v3:push-mutation-fingerprint:v1', u.fp, ${$(request.batch_id)}, u.ordinal,
+              u.authored_version, u.authored_hash, ${$(request.schema.version)}, ${$(request.schema.hash)}, u.table_id, u.pk_text, u.op, u.status, u.code, u.outcome,
+              u.outcome_version, u.outcome_hash
+         FROM unnest(${$(col((r) => r.m.mutation_id))}::uuid[], ${$(col((r) => Buffer.from(r.fp)))}::bytea[], ${$(col((r) => r.ordinal))}::int[],
+                     ${$(col((r) => r.m.authored_schema.version))}::bigint[], ${$(col((r) => r.m.authored_schema.hash))}::text[], ${$(col((r) => r.m.table))}::text[],
+                     ${$(col((r) => pkText(r.m)))}::text[], ${$(col((r) => r.m.op))}::text[], ${$(col((r) => r.outcome.status))}::text[],
+                     ${$(col((r) => (r.outcome.code as string | undefined) ?? null))}::text[], ${$(col((r) => canonicalJson(r.outcome)))}::text[],
+                     ${$(col((r) => (r.outcome.outcome_schema as { version: number }).version))}::bigint[], ${$(col((r) => (r.outcome.outcome_schema as { hash: string }).hash))}::text[])
+           AS u(mutation_id, fp, ordinal, authored_version, authored_hash, table_id, pk_text, op, status, code, outcome, outcome_version, outcome_hash)
+       ON CONFLICT DO NOTHING
+       RETURNING 1)`);
+  }
+  if (last.epochSteps > 0) {
+    parts.push(`epoch AS (UPDATE synchro.clients SET accepted_write_epoch = accepted_write_epoch + ${$(last.epochSteps)}::bigint WHERE user_id = ${user} AND client_id = ${client})`);
+  }
+  if (last.response !== null) {
+    parts.push(`stored AS (UPDATE synchro.push_batches SET state = 'complete', http_status = 200, response_body = ${$(last.response)}, completed_at = now()
+      WHERE user_id = ${user} AND client_id = ${client} AND batch_id = ${$(request.batch_id)})`);
+  }
+  if (parts.length === 0) return;
+  const { rows: counted } = await db.query<{ recorded: string }>(`WITH ${parts.join(',\n')}\nSELECT ${rows.length > 0 ? '(SELECT count(*) FROM recorded)' : '0'} AS recorded`, values);
   // Another request owns one of these mutation IDs right now: never execute it twice.
-  if (inserted.rowCount !== rows.length) throw temporarilyUnavailable();
+  if (Number(counted[0]?.recorded) !== rows.length) throw temporarilyUnavailable();
 }

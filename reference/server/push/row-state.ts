@@ -45,29 +45,32 @@ function stateOf(table: TableDef, r: Record<string, unknown> | undefined, f: Fen
 }
 
 /**
- * The unlocked reads of readState (the source row, then its fence) as two
- * statements without parameters, for a simple-protocol query: the key goes in
- * as an escaped literal, and text results are parsed exactly as
- * parameterized ones. stateFromReads turns their two results into a RowState.
+ * The unlocked reads of readState (the source row and its fence) as one
+ * statement, for a simple-protocol query or a prepared form: the key goes in
+ * as `key` (a parameter or an escaped literal; text results are parsed exactly
+ * as parameterized ones). It answers always one row: the fence's state and
+ * version under names no field ID takes (field IDs are the table ID, `f` and
+ * a number), NULL without a fence, then the row's fields, with "$row" true
+ * only when the row exists.
  */
-export function stateReads(db: PoolClient, table: TableDef, pk: unknown): [string, string] {
+export function joinedStateRead(db: PoolClient, table: TableDef, key: string): string {
   const pkSql = table.byId.get(table.pkFieldId)?.sqlType ?? 'text';
-  const key = db.escapeLiteral(String(pk));
-  return [
-    `SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${key}::${pkSql}`,
-    `SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${db.escapeLiteral(table.tableId)} AND pk_text = to_jsonb(${key}::${pkSql}) #>> '{}'`,
-  ];
+  return `SELECT f.state AS "$fence_state", f.server_version AS "$fence_version", r.* FROM (SELECT 1) one
+    LEFT JOIN (SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${db.escapeLiteral(table.tableId)} AND pk_text = to_jsonb(${key}::${pkSql}) #>> '{}') f ON true
+    LEFT JOIN (SELECT true AS "$row", ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${key}::${pkSql}) r ON true`;
 }
 
-export function stateFromReads(table: TableDef, src: QueryResult, fence: QueryResult): RowState {
-  return stateOf(table, src.rows[0] as Record<string, unknown> | undefined, fence.rows[0] as FenceRow | undefined);
+export function stateFromJoinedRead(table: TableDef, result: QueryResult): RowState {
+  const r = result.rows[0] as ({ $fence_state: FenceRow['state'] | null; $fence_version: string | null; $row: boolean | null } & Record<string, unknown>) | undefined;
+  if (r === undefined) throw new Error('the joined state read returned no row');
+  const fence = r.$fence_state === null ? undefined : { state: r.$fence_state, server_version: r.$fence_version as string };
+  return stateOf(table, r.$row === true ? r : undefined, fence);
 }
 
-/** Runs `before` (SQL without parameters), then the unlocked reads of stateReads, all in one round trip. */
+/** Runs `before` (SQL without parameters), then the unlocked reads of joinedStateRead, in one round trip. */
 export async function readStateAfter(db: PoolClient, table: TableDef, pk: unknown, before: string): Promise<RowState> {
-  const results = (await db.query([before, ...stateReads(db, table, pk)].join('; '))) as unknown as QueryResult[];
-  const [src, fence] = results.slice(-2) as [QueryResult, QueryResult];
-  return stateFromReads(table, src, fence);
+  const results = (await db.query(`${before}; ${joinedStateRead(db, table, db.escapeLiteral(String(pk)))}`)) as unknown as QueryResult[];
+  return stateFromJoinedRead(table, results.at(-1) as QueryResult);
 }
 
 /** `server_row` + `row_checksum` for a row under the given schema hash. */

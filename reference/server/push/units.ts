@@ -14,7 +14,7 @@ import type { Catalog } from '../core/manifests.ts';
 import { toParameter } from '../core/rows.ts';
 import { quoteIdent, type TableDef } from '../core/tables.ts';
 import { touchesKeyColumn } from './lock-mode.ts';
-import { keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum, stateFromReads } from './row-state.ts';
+import { joinedStateRead, keyPredicate, type RowState, readState, readStateAfter, rowWithChecksum, stateFromJoinedRead } from './row-state.ts';
 import type { Mutation } from './validate.ts';
 
 export type Outcome = Record<string, unknown>;
@@ -238,8 +238,9 @@ function unitEndSql(lastId: string, release: string): string {
   return unitEndStatements(lastId, release).join('; ');
 }
 
-function unitEndStatements(lastId: string, release: string): string[] {
-  return [owner(lastId), ...(fault('unit-check-at-commit') ? [] : ['SET CONSTRAINTS ALL IMMEDIATE']), `RELEASE SAVEPOINT ${release}`]; // fault: server:unit-check-at-commit
+/** `ownerSet`: the unit's opening already made `lastId` the owner (a unit of one mutation), so it is not set again. */
+function unitEndStatements(lastId: string, release: string, ownerSet = false): string[] {
+  return [...(ownerSet ? [] : [owner(lastId)]), ...(fault('unit-check-at-commit') ? [] : ['SET CONSTRAINTS ALL IMMEDIATE']), `RELEASE SAVEPOINT ${release}`]; // fault: server:unit-check-at-commit
 }
 
 export async function runNonAtomic(ctx: UnitContext, mutations: Mutation[]): Promise<Outcome[]> {
@@ -376,7 +377,7 @@ async function tryInsertPipeline(ctx: UnitContext, run: ClassifiedUnit[]): Promi
     }
     return f;
   });
-  const names = await prepareForms(ctx.db, ctx.schema.hash, [...byShape.values()].flatMap((f) => [f.write, f.check, f.readRow, f.readFence]));
+  const names = await prepareForms(ctx.db, ctx.schema.hash, [...byShape.values()].flatMap((f) => [f.write, f.check, f.read]));
   const parts = run.map(({ m, c }, k) => insertUnitStatements(ctx, m, c.table as TableDef, c.params ?? [], forms[k] as InsertUnitForms, names));
   const text = ['SAVEPOINT run', ...parts.flat(), 'RELEASE SAVEPOINT run'].join(';\n');
   let results: QueryResult[];
@@ -394,7 +395,7 @@ async function tryInsertPipeline(ctx: UnitContext, run: ClassifiedUnit[]): Promi
   for (const [k, { m, c }] of run.entries()) {
     at += (parts[k] as string[]).length;
     const table = c.table as TableDef;
-    outcomes.push(appliedFrom(m, ctx, table, stateFromReads(table, results[at - 2] as QueryResult, results[at - 1] as QueryResult)));
+    outcomes.push(appliedFrom(m, ctx, table, stateFromJoinedRead(table, results[at - 1] as QueryResult)));
   }
   return { outcomes };
 }
@@ -432,8 +433,8 @@ async function stoppedAt(ctx: UnitContext, run: ClassifiedUnit[], e: unknown): P
  * SELECT types its untyped values by the target columns, as the
  * parameterized insert does); the check after it fails the unit, by a
  * division by zero, unless the fence of the key was written by this mutation
- * in this transaction (not still reserved, not another writer's). The reads
- * are those of stateReads.
+ * in this transaction (not still reserved, not another writer's). The read
+ * is that of joinedStateRead: the row and its fence in one statement.
  */
 interface InsertUnitForms {
   /** Values: 1 the key, 2 the key as the source row's value, then each column value. */
@@ -441,9 +442,7 @@ interface InsertUnitForms {
   /** Values: 1 the key, 2 the mutation ID. */
   check: string;
   /** Value: 1 the key. */
-  readRow: string;
-  /** Value: 1 the key. */
-  readFence: string;
+  read: string;
 }
 
 type UnitStatement = keyof InsertUnitForms;
@@ -464,8 +463,7 @@ function insertUnitForms(ctx: UnitContext, table: TableDef, params: Array<[strin
      INSERT INTO ${table.qualified} (${cols.join(', ')}) SELECT ${exprs.join(', ')} FROM reserved`,
     check: `SELECT 1 / count(*) FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key('check')} AND state <> 'reserved'
        AND mutation_id = ${arg('check', 2)}::uuid AND fenced_xact = pg_current_xact_id()`,
-    readRow: `SELECT ${table.selectList} FROM ${table.qualified} WHERE ${quoteIdent(table.pkColumn)} = ${arg('readRow', 1)}::${pkSql}`,
-    readFence: `SELECT state, server_version FROM synchro.row_versions WHERE table_id = ${tableId} AND pk_text = ${key('readFence')}`,
+    read: joinedStateRead(ctx.db, table, arg('read', 1)),
   };
 }
 
@@ -483,8 +481,7 @@ function insertUnitStatements(ctx: UnitContext, m: Mutation, table: TableDef, pa
   const values: Record<UnitStatement, string[]> = {
     write: [key, key, ...params.map(([, v]) => literal(ctx, v))],
     check: [key, ctx.db.escapeLiteral(m.mutation_id)],
-    readRow: [key],
-    readFence: [key],
+    read: [key],
   };
   let written: InsertUnitForms | undefined;
   const statement = (part: UnitStatement) => {
@@ -499,9 +496,8 @@ function insertUnitStatements(ctx: UnitContext, m: Mutation, table: TableDef, pa
     owner(m.mutation_id),
     statement('write'),
     statement('check'),
-    ...unitEndStatements(m.mutation_id, 'unit'),
-    statement('readRow'),
-    statement('readFence'),
+    ...unitEndStatements(m.mutation_id, 'unit', true),
+    statement('read'),
   ];
 }
 
