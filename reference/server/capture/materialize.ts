@@ -344,6 +344,8 @@ export async function materializeTransaction(
   tables: Map<string, RegisteredTable>,
   /** The schema hash to store row digests under (digestSchemaHash), when the caller has read it already. */
   digestHash?: string | null,
+  /** The processed boundary this transaction moves the progress row to: its end unless the caller read past it (see materializeOne). */
+  processedTo: string = formatLsn(tx.endLsn),
 ): Promise<Materialized> {
   const commit = formatLsn(tx.commitLsn);
   // 1. Apply every row image, in order, to a transaction-local projected state.
@@ -436,8 +438,8 @@ export async function materializeTransaction(
     `WITH recorded AS (
        INSERT INTO synchro.wal_transactions (stream_generation, commit_lsn, end_lsn, source_xid, event_count, effect_count, content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7))
      UPDATE synchro.wal_progress SET materialized_commit_lsn = $2, materialized_end_lsn = $3,
-       processed_end_lsn = greatest(processed_end_lsn, $3::pg_lsn)`,
-    [generation, commit, formatLsn(tx.endLsn), tx.xid, events.length, effectCount, tx.contentHash],
+       processed_end_lsn = greatest(processed_end_lsn, $8::pg_lsn)`,
+    [generation, commit, formatLsn(tx.endLsn), tx.xid, events.length, effectCount, tx.contentHash, processedTo],
   );
   return { eventCount: events.length, effectCount };
 }

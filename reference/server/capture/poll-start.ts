@@ -2,9 +2,11 @@
  * What the capture worker reads before each peek, in one round trip: the
  * active quarantine (if any), whether the acknowledgement boundary was
  * cleared, the schema hash row digests are stored under, the decode row
- * limit, and how much WAL the next peek has to decode from the slot's restart
- * point. Every round trip of a poll is latency between a commit and its pull
- * visibility, so the reads that used to be five statements are one.
+ * limit, how much WAL the next peek has to decode from the slot's restart
+ * point, and the WAL flush position the first peek reads up to (after a
+ * message that forces the flush: see flushWal in worker.ts). Every round trip
+ * of a poll is latency between a commit and its pull visibility, so the reads
+ * that used to be six statements are one.
  */
 import type pg from 'pg';
 import { named } from '../core/named-statements.ts';
@@ -19,12 +21,17 @@ export interface PollStart {
   rowLimit: number | undefined;
   /** Bytes of WAL from the slot's restart point to the current insert position (0 when unknown). */
   decodeWindow: number;
+  /** The WAL flushed so far, read after forcing a flush of everything written before this read. */
+  flush: string;
 }
 
 export async function readPollStart(db: pg.ClientBase, slot: string): Promise<PollStart> {
-  const { rows } = await db.query<{ poison_id: string | null; retry: boolean | null; poison_lsn: string | null; ack_cleared: boolean; h: string | null; n: number | null; window: string | null }>(
+  const { rows } = await db.query<{ poison_id: string | null; retry: boolean | null; poison_lsn: string | null; ack_cleared: boolean; h: string | null; n: number | null; window: string | null; flush: string }>(
     named(
-      `SELECT q.id::text AS poison_id, q.retry_requested_at IS NOT NULL AS retry, q.commit_lsn::text AS poison_lsn,
+      // The flush position is read in a scalar subquery over the materialized message, so after it is emitted.
+      `WITH m AS MATERIALIZED (SELECT pg_logical_emit_message(false, 'synchro_flush', '', true))
+       SELECT (SELECT pg_current_wal_flush_lsn()::text FROM m) AS flush,
+              q.id::text AS poison_id, q.retry_requested_at IS NOT NULL AS retry, q.commit_lsn::text AS poison_lsn,
               EXISTS (SELECT 1 FROM synchro.wal_progress WHERE acknowledged_end_lsn IS NULL) AS ack_cleared,
               (SELECT schema_hash FROM synchro.manifests ORDER BY schema_version DESC LIMIT 1) AS h,
               (SELECT decode_row_limit FROM synchro.capture_limits) AS n,
@@ -41,5 +48,6 @@ export async function readPollStart(db: pg.ClientBase, slot: string): Promise<Po
     digestHash: r.h,
     rowLimit: r.n ?? undefined,
     decodeWindow: r.window === null ? 0 : Number(r.window),
+    flush: r.flush,
   };
 }

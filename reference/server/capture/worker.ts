@@ -434,8 +434,12 @@ export class CaptureWorker implements CaptureHandle {
     const digestHash = start.digestHash;
     const rowLimit = start.rowLimit ?? PEEK_ROWS;
     let limit = rowLimit;
-    for (;;) {
-      const flush = await flushWal(db);
+    // The first peek reads up to the flush position read with the poll's start; each later one reads afresh.
+    let flush = start.flush;
+    // Whether the poll's last transaction acknowledged through the flush position (materializeOne).
+    let ackedThroughFlush = false;
+    for (let peeks = 0; ; peeks++) {
+      if (peeks > 0) flush = await flushWal(db);
       let raw: Buffer[];
       try {
         raw = (await (this.slotDb as pg.Client).query<{ data: Buffer }>(
@@ -464,25 +468,26 @@ export class CaptureWorker implements CaptureHandle {
           limit += raw.length;
           continue;
         }
-        await this.idleAck(flush);
         break;
       }
       for (const [i, tx] of txs.entries()) {
         // A peek shorter than its limit read everything committed: its last transaction catches capture up.
         const last = raw.length < limit && i === txs.length - 1;
-        const ok = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last });
-        if (!ok) return;
+        const acked = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last, flush });
+        if (acked === undefined) return;
+        ackedThroughFlush = acked === flush;
         await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
         if (this.paused) return;
       }
-      if (raw.length < limit) {
-        await this.idleAck(flush);
-        break;
-      }
+      if (raw.length < limit) break;
       limit = rowLimit;
     }
-    await db.query("UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()");
+    // Everything committed up to the flush position is read: acknowledge it (unless the last transaction
+    // did), and record the worker caught up.
+    const running = "UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()";
+    if (ackedThroughFlush) await db.query(running);
+    else await this.idleAck(flush, running);
     if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();
     else await this.nudgeOnDecodeWindow(start.decodeWindow);
   }
@@ -547,28 +552,47 @@ export class CaptureWorker implements CaptureHandle {
     await this.logRunningTransactions();
   }
 
-  /** A poll that found nothing more may acknowledge up to the flush position read before it. */
-  private async idleAck(flush: string): Promise<void> {
-    if (this.paused) return;
+  /**
+   * A poll that found nothing more may acknowledge up to the flush position read before it. `after`
+   * (a statement without parameters) runs last, in the acknowledgement's round trip when there is one.
+   */
+  private async idleAck(flush: string, after: string): Promise<void> {
     const db = this.db as pg.Client;
-    const { rows } = await db.query<{ p: string; poisoned: boolean }>(
-      "SELECT processed_end_lsn::text AS p, EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active') AS poisoned FROM synchro.wal_progress",
+    if (this.paused) {
+      await db.query(after);
+      return;
+    }
+    // Progress only grows (a record changed since it was read is never moved back), and never past an active quarantine.
+    const moved = await db.query(
+      "UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1 AND NOT EXISTS (SELECT 1 FROM synchro.wal_poison WHERE lifecycle = 'active')",
+      [flush],
     );
-    if (parseLsn(flush) <= parseLsn(rows[0]?.p as string)) return;
-    if (rows[0]?.poisoned === true) return;
-    // Progress only grows: a record changed since it was read above is never moved back.
-    await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = $1 WHERE processed_end_lsn < $1', [flush]);
+    if (moved.rowCount === 0) {
+      await db.query(after);
+      return;
+    }
     const slotTo = fault('cap005-idle-slot-to-current-flush') ? await flushWal(db) : flush; // fault: server:cap005-idle-slot-to-current-flush
     // First the slot (on its own session), then the acknowledgement record.
     // Never over a cleared boundary (see pollOnce): only an operator puts that back.
     await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, slotTo]);
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = $1::pg_lsn WHERE acknowledged_end_lsn < $1::pg_lsn', [flush]);
+    const lsn = db.escapeLiteral(flush);
+    await db.query(`UPDATE synchro.wal_progress SET acknowledged_end_lsn = ${lsn}::pg_lsn WHERE acknowledged_end_lsn < ${lsn}::pg_lsn; ${after}`);
   }
 
-  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean }): Promise<boolean> {
+  /**
+   * Materializes one transaction, then advances the slot and records the acknowledgement. Answers
+   * the position acknowledged, or undefined when the transaction was quarantined. The poll's last
+   * transaction, from a peek that read everything committed up to `flush`, is acknowledged through
+   * `flush` rather than its own end: nothing between the two is a transaction to materialize, its
+   * materialization records `flush` as processed in the same commit, and the idle acknowledgement
+   * after it (another slot advance, which decodes the whole window again) is not needed.
+   */
+  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string }): Promise<string | undefined> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
+    // A replayed transaction writes no progress, so only a fresh one can carry the processed boundary to the flush position.
+    let through = end;
     let hasRows = false;
     // The relation a database error is recorded against: the transaction's first registered one.
     let firstTable: string | null = null;
@@ -594,7 +618,8 @@ export class CaptureWorker implements CaptureHandle {
         firstTable = events.find((event) => event.tableId !== null)?.tableId ?? null;
         // Test-only path (armPoison): this transaction fails and is quarantined like any other failure.
         this.testControls.failIfPoisoned(events);
-        await materializeTransaction(db, this.generation, tx, events, registry.tables, poll.digestHash);
+        if (poll.last) through = poll.flush;
+        await materializeTransaction(db, this.generation, tx, events, registry.tables, poll.digestHash, through);
         await forceRebuildOfRebaselinedScopes(db, this.generation, commit, registry);
         await this.registryTimeline.record(db, this.generation, registry);
         // Only a poll that began with a quarantined transaction (being retried) can repair one.
@@ -612,17 +637,17 @@ export class CaptureWorker implements CaptureHandle {
       await this.quarantine(tx.commitLsn, e, firstTable);
       if (fault('cap005-ack-failed-transaction')) await Promise.all([(this.slotDb as pg.Client).query(`SELECT pg_replication_slot_advance('${this.slot}', '${end}')`), db.query(`UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, '${end}'), acknowledged_end_lsn = greatest(acknowledged_end_lsn, '${end}')`)]); // fault: server:cap005-ack-failed-transaction
       if (fault('acknowledge-past-quarantine')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-past-quarantine
-      return false;
+      return undefined;
     }
     // Outside the transaction's try: whatever the hook does, this transaction is committed and stays so.
     if (hasRows && poll.last) this.caughtUp?.();
     // Boundary (committed above), then slot, then the acknowledgement record.
     if (hasRows) await this.crashIf('after-materialization-commit');
-    await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, end]);
+    await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, through]);
     if (hasRows) await this.crashIf('after-slot-advance');
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL', [end]);
+    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL', [through]);
     if (hasRows) await this.crashIf('after-acknowledgement');
-    return true;
+    return through;
   }
 
   /**
