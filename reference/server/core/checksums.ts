@@ -296,17 +296,12 @@ function keepEntries(cache: ChecksumCache, scope: string, kept: KnownEntries): v
 /** How long after a scope's checksum was last asked for a new version of it is still computed ahead of the asking. */
 const PRECOMPUTE_WINDOW_MS = 60_000;
 
-/**
- * Computes, at the snapshot `db` reads, the checksums of the scopes asked for within the last
- * minute whose content version has none yet, so that the terminal pull after a materialization
- * finds its checksum computed or under way instead of starting it. Scopes nobody asked for lately
- * are left to the pull that asks. The result is the same object a pull would compute and cache.
- */
-async function precomputeScopeChecksums(db: ClientBase, tables: Map<string, TableDef>, schemaHash: string): Promise<void> {
+/** The scopes whose checksum was asked for within the last minute, oldest first; older askings are forgotten here. */
+function recentlyAsked(tables: Map<string, TableDef>): string[] {
   const cache = cacheOf(tables);
   const since = Date.now() - PRECOMPUTE_WINDOW_MS;
   for (const [scope, at] of cache.askedAt) if (at < since) cache.askedAt.delete(scope);
-  await checksumsAtSnapshot(db, tables, schemaHash, [...cache.askedAt.keys()]);
+  return [...cache.askedAt.keys()];
 }
 
 /**
@@ -320,11 +315,17 @@ export function checksumPrecomputer(pool: Pool, catalog: () => { tables: Map<str
   const once = async () => {
     const c = catalog();
     if (c === undefined) return;
+    // Scopes nobody asked for lately are left to the pull that asks: with none, no session is taken.
+    const scopes = recentlyAsked(c.tables);
+    if (scopes.length === 0) return;
     // A snapshot as a pull's, without the per-client lock: nothing here is a client's, and runs never overlap.
     const db = await pool.connect();
     try {
       await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL ROLE synchro_owner');
-      await precomputeScopeChecksums(db, c.tables, c.current.hash);
+      // At this snapshot, each scope's checksum of its content version, unless computed already: the
+      // same object a pull would compute and cache, so the terminal pull after a materialization finds
+      // it computed or under way instead of starting it.
+      await checksumsAtSnapshot(db, c.tables, c.current.hash, scopes);
     } finally {
       await db.query('ROLLBACK').catch(() => undefined);
       db.release();
