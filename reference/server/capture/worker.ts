@@ -22,7 +22,7 @@ import pg from 'pg';
 import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, ResetActivationRefused, type ResetPhase, type ResetProgress, type StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
-import { relationDrifted } from '../core/relation-identity.ts';
+import { relationDrifted, relationDriftedSql } from '../core/relation-identity.ts';
 import { loadTables, registrySources } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { materializeTransaction } from './materialize.ts';
@@ -38,6 +38,8 @@ import { assertFencesUnused, type RegistrationKind } from './fence-correlation.t
 import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, type TableLookup } from './transaction.ts';
 
 export const PUBLICATION = 'synchro_capture';
+/** The worker's state while something only an operator can clear (drift, a quarantine without retry) blocks it. */
+const BLOCKED = "UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()";
 const CHANNEL = 'synchro_capture';
 /** Rows per peek unless synchro.capture_limits.decode_row_limit says otherwise; decoding always stops at a transaction boundary. */
 const PEEK_ROWS = 5000;
@@ -421,12 +423,12 @@ export class CaptureWorker implements CaptureHandle {
     const start = await readPollStart(db, this.slot);
     const poison = start.poison;
     if (poison !== undefined && !poison.retry) {
-      await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+      await db.query(BLOCKED);
       return;
     }
     // A cleared acknowledgement boundary no longer proves where the slot is: wait for an operator, never write over it.
     if (start.ackCleared) {
-      await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+      await db.query(BLOCKED);
       return;
     }
     let decoded = 0;
@@ -453,13 +455,15 @@ export class CaptureWorker implements CaptureHandle {
       decoded += raw.length;
       // A registered relation that drifted (renamed, moved, re-created, key or replica identity changed)
       // blocks everything: nothing is materialized or acknowledged against a registration that no longer
-      // names its table. Checked after the peek, so a drift committed before anything the peek returned is seen.
+      // names its table. Checked after the peek, so a drift committed before anything the peek returned is
+      // seen: with a transaction to materialize, in the round trip that opens its materialization.
       if (fault('cap009-auto-rebind-on-drift')) await this.withSetupSession((s) => s.query('UPDATE synchro.relations r SET physical_schema = c.relnamespace::regnamespace::text, physical_relation = c.relname FROM pg_class c WHERE c.oid = r.physical_relation_oid AND r.active').then(() => undefined)); // fault: server:cap009-auto-rebind-on-drift
-      if (!fault('cap009-capture-ignores-relation-drift') && (await relationDrifted(db))) { // fault: server:cap009-capture-ignores-relation-drift
-        await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+      const checkDrift = !fault('cap009-capture-ignores-relation-drift'); // fault: server:cap009-capture-ignores-relation-drift
+      const txs = groupTransactions(raw);
+      if (checkDrift && txs.length === 0 && (await relationDrifted(db))) {
+        await db.query(BLOCKED);
         return;
       }
-      const txs = groupTransactions(raw);
       if (fault('cap003-materialize-in-start-order')) for (const tx of txs.sort((a, b) => a.xid - b.xid)) learnRelations(tx, this.relations); // fault: server:cap003-materialize-in-start-order
       if (txs.length === 0) {
         // A peek cut short by its limit that held only messages outside transactions says nothing about
@@ -473,7 +477,7 @@ export class CaptureWorker implements CaptureHandle {
       for (const [i, tx] of txs.entries()) {
         // A peek shorter than its limit read everything committed: its last transaction catches capture up.
         const last = raw.length < limit && i === txs.length - 1;
-        const acked = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last, flush });
+        const acked = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last, flush, checkDrift: checkDrift && i === 0 });
         if (acked === undefined) return;
         ackedThroughFlush = acked === flush;
         await this.refreshStatistics(tx.messages.length);
@@ -581,13 +585,14 @@ export class CaptureWorker implements CaptureHandle {
 
   /**
    * Materializes one transaction, then advances the slot and records the acknowledgement. Answers
-   * the position acknowledged, or undefined when the transaction was quarantined. The poll's last
+   * the position acknowledged, or undefined when the transaction was quarantined or (`checkDrift`,
+   * asked for the first transaction after a peek) a registered relation drifted. The poll's last
    * transaction, from a peek that read everything committed up to `flush`, is acknowledged through
    * `flush` rather than its own end: nothing between the two is a transaction to materialize, its
    * materialization records `flush` as processed in the same commit, and the idle acknowledgement
    * after it (another slot advance, which decodes the whole window again) is not needed.
    */
-  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string }): Promise<string | undefined> {
+  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string; checkDrift: boolean }): Promise<string | undefined> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -597,11 +602,16 @@ export class CaptureWorker implements CaptureHandle {
     // The relation a database error is recorded against: the transaction's first registered one.
     let firstTable: string | null = null;
     if (fault('acknowledge-before-materializing')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-before-materializing
-    // The transaction's start and its replay lookup share a round trip (the literals are a UUID and a formatted LSN).
+    // The transaction's start, the drift check when asked and its replay lookup share a round trip (the literals are a UUID and a formatted LSN).
+    const driftCheck = poll.checkDrift ? `SELECT ${relationDriftedSql()} AS drifted; ` : '';
     const replayLookup = `SELECT content_hash AS h FROM synchro.wal_transactions WHERE stream_generation = ${db.escapeLiteral(this.generation)} AND commit_lsn = ${db.escapeLiteral(commit)}`;
-    const started = (await db.query(`${fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'}; ${replayLookup}`)) as unknown as Array<pg.QueryResult<{ h: Buffer }>>; // fault: server:materialize-outside-transaction
+    const started = (await db.query(`${fault('materialize-outside-transaction') ? 'SELECT 1' : 'BEGIN'}; ${driftCheck}${replayLookup}`)) as unknown as Array<pg.QueryResult>; // fault: server:materialize-outside-transaction
+    if (poll.checkDrift && started[1]?.rows[0]?.drifted === true) {
+      await db.query(`ROLLBACK; ${BLOCKED}`);
+      return undefined;
+    }
     try {
-      const known = started[1]?.rows[0];
+      const known = started.at(-1)?.rows[0] as { h: Buffer } | undefined;
       // The generations its activation messages name, checked before any event is read under them.
       const registry = await this.registryTimeline.forTransaction(db, tx);
       if (known !== undefined) {
@@ -679,7 +689,7 @@ export class CaptureWorker implements CaptureHandle {
         [this.generation, commit, failure.failureClass, detail, failure.tableId],
       );
     }
-    await db.query("UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()");
+    await db.query(BLOCKED);
   }
 
   async status(): Promise<CaptureStatus> {

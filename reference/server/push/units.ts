@@ -337,7 +337,7 @@ function insertPipelineAvailable(): boolean {
 /**
  * Consecutive insert units. Each runs as in runUnit: its own savepoint with
  * constraints deferred, the owner setting, the reservation, the source
- * insert, the deferred checks at the unit's end, then the unlocked reads of
+ * insert, the deferred checks at the unit's end, then the unlocked read of
  * the applied outcome; but the units of the run go to the database in one
  * simple-protocol query (values as escaped literals, the statements that
  * carry them as EXECUTE of forms prepared on the session: decision 416),
@@ -424,7 +424,7 @@ async function stoppedAt(ctx: UnitContext, run: ClassifiedUnit[], e: unknown): P
 }
 
 /**
- * The four statements of an insert unit that carry the unit's values, the
+ * The three statements of an insert unit that carry the unit's values, the
  * n-th value of each written by `arg(statement, n)`: `$n` gives the
  * statement's form with parameters
  * (the same text for every unit of the relation with the same columns), a
