@@ -40,6 +40,8 @@ import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, t
 export const PUBLICATION = 'synchro_capture';
 /** The worker's state while something only an operator can clear (drift, a quarantine without retry) blocks it. */
 const BLOCKED = "UPDATE synchro.wal_worker_state SET state = 'blocked', heartbeat_at = now()";
+/** The worker's state once a poll has acknowledged everything committed up to the flush position it read. */
+const CAUGHT_UP = "UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()";
 const CHANNEL = 'synchro_capture';
 /** Rows per peek unless synchro.capture_limits.decode_row_limit says otherwise; decoding always stops at a transaction boundary. */
 const PEEK_ROWS = 5000;
@@ -487,11 +489,9 @@ export class CaptureWorker implements CaptureHandle {
       if (raw.length < limit) break;
       limit = rowLimit;
     }
-    // Everything committed up to the flush position is read: acknowledge it (unless the last transaction
-    // did), and record the worker caught up.
-    const running = "UPDATE synchro.wal_worker_state SET state = 'running', heartbeat_at = now(), caught_up_at = now()";
-    if (ackedThroughFlush) await db.query(running);
-    else await this.idleAck(flush, running);
+    // Everything committed up to the flush position is read: acknowledge it and record the worker caught up,
+    // unless the last transaction did both.
+    if (!ackedThroughFlush) await this.idleAck(flush, CAUGHT_UP);
     if (decoded >= RESTART_NUDGE_MESSAGES) await this.nudgeRestartPoint();
     else await this.nudgeOnDecodeWindow(start.decodeWindow);
   }
@@ -590,7 +590,8 @@ export class CaptureWorker implements CaptureHandle {
    * transaction, from a peek that read everything committed up to `flush`, is acknowledged through
    * `flush` rather than its own end: nothing between the two is a transaction to materialize, its
    * materialization records `flush` as processed in the same commit, and the idle acknowledgement
-   * after it (another slot advance, which decodes the whole window again) is not needed.
+   * after it (another slot advance, which decodes the whole window again) is not needed; the worker
+   * is recorded caught up in the acknowledgement's round trip.
    */
   private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string; checkDrift: boolean }): Promise<string | undefined> {
     const db = this.db as pg.Client;
@@ -655,7 +656,8 @@ export class CaptureWorker implements CaptureHandle {
     if (hasRows) await this.crashIf('after-materialization-commit');
     await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, through]);
     if (hasRows) await this.crashIf('after-slot-advance');
-    await db.query('UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL', [through]);
+    const lsn = db.escapeLiteral(through);
+    await db.query(`UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, ${lsn}::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL${through === poll.flush ? `; ${CAUGHT_UP}` : ''}`);
     if (hasRows) await this.crashIf('after-acknowledgement');
     return through;
   }
