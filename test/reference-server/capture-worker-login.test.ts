@@ -84,6 +84,19 @@ test('capture runs every session as the worker login and materializes what it de
   });
 });
 
+test('the worker login analyzes the projection it fills, so key lookups of membership functions have statistics', async () => {
+  await withWorkerLogin(`wl_${process.pid}_s`, async ({ sql, server }) => {
+    // A projection never analyzed has reltuples -1; one transaction of more rows than the worker's first analysis waits for.
+    await sql.query(`INSERT INTO public.notes (id, body) SELECT 'n' || g, 'bulk' FROM generate_series(1, 2500) g`);
+    await server.capture?.catchUp(30_000);
+    const { rows } = await sql.query<{ projection: number; store: number }>(
+      "SELECT (SELECT reltuples FROM pg_class WHERE oid = 'synchro_projection.notes'::regclass) AS projection, (SELECT reltuples FROM pg_class WHERE oid = 'synchro.projections'::regclass) AS store",
+    );
+    assert.ok((rows[0]?.projection ?? -1) >= 2500, `synchro_projection.notes reltuples ${rows[0]?.projection}`);
+    assert.ok((rows[0]?.store ?? -1) >= 2500, `synchro.projections reltuples ${rows[0]?.store}`);
+  });
+});
+
 test('the worker login reaches the worker tables only through SET ROLE, and the group executes no Synchro function', async () => {
   await withWorkerLogin(`wl_${process.pid}_b`, async ({ workerUrl }) => {
     const worker = new pg.Client({ connectionString: workerUrl });

@@ -154,9 +154,13 @@ async function memberships(db: ClientBase, t: RegisteredTable, pkTexts: string[]
   try {
     // No savepoint: a failure aborts the whole materialization transaction, which is then quarantined.
     // Rows come back key by key in input order, each key's scopes in the order the function gave them.
+    // The function runs once per key, as its contract has it: behind OFFSET 0 the planner cannot merge an
+    // inlinable SQL function into a join that reads its whole projection for the transaction's few keys,
+    // which made each transaction's cost grow with the rows captured (decision 432).
     const call = () =>
       db.query<{ n: number; s: unknown }>(
-        `SELECT u.n::int AS n, s::text AS s FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) CROSS JOIN LATERAL ${t.membershipCall ?? t.membershipFunction}(u.k::${pkSql}) AS s`,
+        `SELECT u.n::int AS n, m.s::text AS s FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n)
+           CROSS JOIN LATERAL (SELECT s FROM ${t.membershipCall ?? t.membershipFunction}(u.k::${pkSql}) AS s OFFSET 0) AS m`,
         [pkTexts],
       );
     // A forwarder already runs as the owner.

@@ -23,7 +23,7 @@ import { type CaptureHandle, CapturePoisoned, CaptureStopped, type CrashPoint, R
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { relationDrifted, relationDriftedSql } from '../core/relation-identity.ts';
-import { loadTables, registrySources } from '../core/tables.ts';
+import { loadTables, quoteIdent, registrySources } from '../core/tables.ts';
 import { loadImpactRules } from './impact.ts';
 import { materializeTransaction } from './materialize.ts';
 import { readPollStart } from './poll-start.ts';
@@ -61,6 +61,16 @@ const RESTART_NUDGE_BYTES = 32 * 1024;
 const ANALYZE_MIN_MESSAGES = 2000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
 const HEARTBEAT_MS = 5000;
+
+/** A materialized transaction (or a peek's run of them) waiting for its acknowledgement. */
+interface Materialized {
+  /** The processed boundary the transaction's commit recorded: its end, or the poll's flush position. */
+  through: string;
+  /** Whether any of them wrote rows (the crash points of tests fire only then). */
+  hasRows: boolean;
+  /** Whether `through` is the flush position the poll read: the worker is then caught up. */
+  caughtUp?: boolean;
+}
 
 /**
  * Flushes the WAL written so far and returns the flushed position. Decoding
@@ -440,8 +450,16 @@ export class CaptureWorker implements CaptureHandle {
     let limit = rowLimit;
     // The first peek reads up to the flush position read with the poll's start; each later one reads afresh.
     let flush = start.flush;
-    // Whether the poll's last transaction acknowledged through the flush position (materializeOne).
+    // Whether the poll's last transaction was materialized through the flush position (materializeOne).
     let ackedThroughFlush = false;
+    // Transactions of this peek materialized but not yet acknowledged: one slot advance covers them all.
+    let pending: Materialized | undefined;
+    const settle = async () => {
+      if (pending === undefined) return;
+      const batch = pending;
+      pending = undefined;
+      await this.acknowledge(batch);
+    };
     for (let peeks = 0; ; peeks++) {
       if (peeks > 0) flush = await flushWal(db);
       let raw: Buffer[];
@@ -479,13 +497,18 @@ export class CaptureWorker implements CaptureHandle {
       for (const [i, tx] of txs.entries()) {
         // A peek shorter than its limit read everything committed: its last transaction catches capture up.
         const last = raw.length < limit && i === txs.length - 1;
-        const acked = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last, flush, checkDrift: checkDrift && i === 0 });
-        if (acked === undefined) return;
-        ackedThroughFlush = acked === flush;
+        const done = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last, flush, checkDrift: checkDrift && i === 0, settle });
+        if (done === undefined) return;
+        pending = { through: done.through, hasRows: done.hasRows || pending?.hasRows === true, caughtUp: done.through === flush };
+        ackedThroughFlush = done.through === flush;
         await this.refreshStatistics(tx.messages.length);
-        // A pause lets the transaction in hand finish, then nothing more is read or acknowledged.
-        if (this.paused) return;
+        // A pause lets the transaction in hand finish and be acknowledged, then nothing more is read or acknowledged.
+        if (this.paused) {
+          await settle();
+          return;
+        }
       }
+      await settle();
       if (raw.length < limit) break;
       limit = rowLimit;
     }
@@ -516,6 +539,15 @@ export class CaptureWorker implements CaptureHandle {
       await (this.db as pg.Client).query('ANALYZE synchro.scope_effects, synchro.membership_edges, synchro.projections');
     } catch {
       // Not permitted: the statistics stay autovacuum's.
+    }
+    // The projections membership functions read by key: without statistics the planner reads a whole
+    // projection for each transaction's keys, a cost that grows with the rows captured (decision 432).
+    const projections = [...(this.registryTimeline.started?.tables.values() ?? [])].map((t) => `synchro_projection.${quoteIdent(t.name)}`);
+    if (projections.length === 0) return;
+    try {
+      await (this.db as pg.Client).query(`ANALYZE ${projections.join(', ')}`);
+    } catch {
+      // Not permitted, or a projection went with its relation: the statistics stay autovacuum's.
     }
   }
 
@@ -584,16 +616,20 @@ export class CaptureWorker implements CaptureHandle {
   }
 
   /**
-   * Materializes one transaction, then advances the slot and records the acknowledgement. Answers
-   * the position acknowledged, or undefined when the transaction was quarantined or (`checkDrift`,
-   * asked for the first transaction after a peek) a registered relation drifted. The poll's last
-   * transaction, from a peek that read everything committed up to `flush`, is acknowledged through
-   * `flush` rather than its own end: nothing between the two is a transaction to materialize, its
-   * materialization records `flush` as processed in the same commit, and the idle acknowledgement
-   * after it (another slot advance, which decodes the whole window again) is not needed; the worker
-   * is recorded caught up in the acknowledgement's round trip.
+   * Materializes one transaction and answers the boundary it is to be acknowledged through (by
+   * acknowledge, with the rest of its peek; `settle` acknowledges the ones before it now), or
+   * undefined when the transaction was quarantined or (`checkDrift`, asked for the first transaction
+   * after a peek) a registered relation drifted. The poll's last transaction, from a peek that read
+   * everything committed up to `flush`, is acknowledged through `flush` rather than its own end:
+   * nothing between the two is a transaction to materialize, its materialization records `flush` as
+   * processed in the same commit, and the idle acknowledgement after it (another slot advance, which
+   * decodes the whole window again) is not needed; the worker is recorded caught up in the
+   * acknowledgement's round trip.
    */
-  private async materializeOne(tx: ReturnType<typeof groupTransactions>[number], poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string; checkDrift: boolean }): Promise<string | undefined> {
+  private async materializeOne(
+    tx: ReturnType<typeof groupTransactions>[number],
+    poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string; checkDrift: boolean; settle: () => Promise<void> },
+  ): Promise<Materialized | undefined> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -645,6 +681,8 @@ export class CaptureWorker implements CaptureHandle {
       await db.query('ROLLBACK').catch(() => undefined);
       // Killed while held: the open transaction dies with the session; nothing to quarantine.
       if (e instanceof CaptureStopped) throw e;
+      // The transactions before this one are the contiguous prefix: acknowledged before the failure is recorded.
+      await poll.settle();
       await this.quarantine(tx.commitLsn, e, firstTable);
       if (fault('cap005-ack-failed-transaction')) await Promise.all([(this.slotDb as pg.Client).query(`SELECT pg_replication_slot_advance('${this.slot}', '${end}')`), db.query(`UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, '${end}'), acknowledged_end_lsn = greatest(acknowledged_end_lsn, '${end}')`)]); // fault: server:cap005-ack-failed-transaction
       if (fault('acknowledge-past-quarantine')) await db.query('UPDATE synchro.wal_progress SET processed_end_lsn = greatest(processed_end_lsn, $1::pg_lsn), acknowledged_end_lsn = greatest(acknowledged_end_lsn, $1::pg_lsn)', [end]); // fault: server:acknowledge-past-quarantine
@@ -652,14 +690,25 @@ export class CaptureWorker implements CaptureHandle {
     }
     // Outside the transaction's try: whatever the hook does, this transaction is committed and stays so.
     if (hasRows && poll.last) this.caughtUp?.();
-    // Boundary (committed above), then slot, then the acknowledgement record.
+    // Boundary (committed above); the slot and the acknowledgement record follow in acknowledge.
     if (hasRows) await this.crashIf('after-materialization-commit');
-    await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, through]);
-    if (hasRows) await this.crashIf('after-slot-advance');
-    const lsn = db.escapeLiteral(through);
-    await db.query(`UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, ${lsn}::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL${through === poll.flush ? `; ${CAUGHT_UP}` : ''}`);
-    if (hasRows) await this.crashIf('after-acknowledgement');
-    return through;
+    return { through, hasRows };
+  }
+
+  /**
+   * Acknowledges materialized transactions through the last one's boundary: first the slot, then the
+   * acknowledgement record (with the caught-up state when the boundary is the poll's flush position).
+   * A peek's transactions share one acknowledgement: a slot advance decodes everything from the slot's
+   * restart point, which stays put while a backlog is worked off, so one advance per transaction made
+   * capture's cost grow with the backlog (decision 432).
+   */
+  private async acknowledge(batch: Materialized): Promise<void> {
+    const db = this.db as pg.Client;
+    await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, batch.through]);
+    if (batch.hasRows) await this.crashIf('after-slot-advance');
+    const lsn = db.escapeLiteral(batch.through);
+    await db.query(`UPDATE synchro.wal_progress SET acknowledged_end_lsn = greatest(acknowledged_end_lsn, ${lsn}::pg_lsn) WHERE acknowledged_end_lsn IS NOT NULL${batch.caughtUp ? `; ${CAUGHT_UP}` : ''}`);
+    if (batch.hasRows) await this.crashIf('after-acknowledgement');
   }
 
   /**
