@@ -99,3 +99,29 @@ test('a nested change that the outer change fence fires after fails with 27000; 
     await h.close();
   }
 });
+
+test('a version record takes 1 to 64 printable ASCII characters other than the double quote and the backslash as its version', async () => {
+  const h = await freshServer(env(), SETUP);
+  try {
+    const stored = async (version: string) => {
+      await h.sql.query('SAVEPOINT v');
+      try {
+        await h.sql.query("UPDATE synchro.row_versions SET server_version = $1 WHERE pk_text = 't-1'", [version]);
+        await h.sql.query('RELEASE SAVEPOINT v');
+        return 'ok';
+      } catch (e) {
+        await h.sql.query('ROLLBACK TO SAVEPOINT v');
+        return (e as { code?: string }).code ?? 'no code';
+      }
+    };
+    await h.sql.query('BEGIN');
+    try {
+      for (const good of [' ', '!', '#', '[', ']', '~', 'v0123456789abcdef', '~'.repeat(64)]) assert.equal(await stored(good), 'ok', JSON.stringify(good));
+      for (const bad of ['', '"', '\\', 'a"b', 'a\\b', 'x'.repeat(65), 'é', 'a\nb', '\u007f', 'tab\there']) assert.equal(await stored(bad), '23514', JSON.stringify(bad));
+    } finally {
+      await h.sql.query('ROLLBACK');
+    }
+  } finally {
+    await h.close();
+  }
+});
