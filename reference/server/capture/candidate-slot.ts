@@ -129,12 +129,6 @@ export class CandidateSession {
   }
 }
 
-/** The WAL flush position, past every commit before the call (a message makes sure of it). */
-export async function flushPosition(db: pg.ClientBase): Promise<string> {
-  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
-  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
-}
-
 /**
  * Raw pgoutput messages of the slot's transactions committed before `upto`;
  * the slot is only peeked, never advanced, so it still holds everything for

@@ -4,12 +4,13 @@
  * cleared, the schema hash row digests are stored under, the decode row
  * limit, how much WAL the next peek has to decode from the slot's restart
  * point, and the WAL flush position the first peek reads up to (after a
- * message that forces the flush: see flushWal in worker.ts). Every round trip
+ * message that forces the flush: see wal-flush.ts). Every round trip
  * of a poll is latency between a commit and its pull visibility, so the reads
  * that used to be six statements are one.
  */
 import type pg from 'pg';
 import { named } from '../core/named-statements.ts';
+import { FLUSH_MESSAGE_CTE } from './wal-flush.ts';
 
 export interface PollStart {
   poison: { id: string; retry: boolean; commitLsn: string } | undefined;
@@ -29,7 +30,7 @@ export async function readPollStart(db: pg.ClientBase, slot: string): Promise<Po
   const { rows } = await db.query<{ poison_id: string | null; retry: boolean | null; poison_lsn: string | null; ack_cleared: boolean; h: string | null; n: number | null; window: string | null; flush: string }>(
     named(
       // The flush position is read in a scalar subquery over the materialized message, so after it is emitted.
-      `WITH m AS MATERIALIZED (SELECT pg_logical_emit_message(false, 'synchro_flush', '', true))
+      `${FLUSH_MESSAGE_CTE}
        SELECT (SELECT pg_current_wal_flush_lsn()::text FROM m) AS flush,
               q.id::text AS poison_id, q.retry_requested_at IS NOT NULL AS retry, q.commit_lsn::text AS poison_lsn,
               EXISTS (SELECT 1 FROM synchro.wal_progress WHERE acknowledged_end_lsn IS NULL) AS ack_cleared,

@@ -34,9 +34,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { publishBootstrapped } from '../core/manifests.ts';
-import { fault } from '../core/faults.ts';
 import {
   BootstrapActivationRefused,
   type BootstrapDriver,
@@ -49,9 +49,10 @@ import {
 import type { FieldChange } from '../core/reshape.ts';
 import { wireRow } from '../core/rows.ts';
 import { loadTables, type TableDef } from '../core/tables.ts';
-import { CandidateSession, dropCandidateSlot, flushPosition, peekCandidate, terminateSessions } from './candidate-slot.ts';
+import { CandidateSession, dropCandidateSlot, peekCandidate, terminateSessions } from './candidate-slot.ts';
 import type { Cell } from './pgoutput.ts';
 import { groupTransactions } from './transaction.ts';
+import { flushWal } from './wal-flush.ts';
 
 /** Every session of the coordinator carries this name, so it can be found (and killed). */
 export const COORDINATOR_APPLICATION = 'synchro-bootstrap-coordinator';
@@ -253,7 +254,7 @@ async function catchUpTo(db: pg.ClientBase, record: BootstrapRecord, upto: strin
 /** Phase `catching_up`: staged values brought to `upto` (the main worker's durable end, or the flush position when asked to go past it). */
 async function catchUp(session: CandidateSession, record: BootstrapRecord, upto: 'durable' | 'flush'): Promise<void> {
   const db = await session.connection();
-  const target = upto === 'flush' ? await flushPosition(db) : await durableProcessedEnd(db);
+  const target = upto === 'flush' ? await flushWal(db) : await durableProcessedEnd(db);
   await inTransaction(db, async () => {
     if (record.lifecycle === 'baseline_staged') {
       await db.query("UPDATE synchro.projection_bootstraps SET lifecycle = 'catching_up', caught_up_end_lsn = consistent_point WHERE bootstrap_id = $1", [record.id]);

@@ -18,8 +18,8 @@
  */
 import type pg from 'pg';
 import { fault } from '../core/faults.ts';
-import { CaptureFailure, type RebindingCover, type RelationInfo, type RowEvent, rowEvents, type SourceTransaction, type TableLookup } from './transaction.ts';
 import type { TransactionRegistry } from './registry-generations.ts';
+import { CaptureFailure, type RebindingCover, type RelationInfo, type RowEvent, rowEvents, type SourceTransaction, type TableLookup } from './transaction.ts';
 
 /** Rebindings committed with a generation newer than `generation`. */
 async function rebindingsAfter(db: pg.ClientBase, generation: number): Promise<RebindingCover & { size: number }> {

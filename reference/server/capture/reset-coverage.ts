@@ -30,6 +30,7 @@ import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { type Fence, readFence } from './fence-correlation.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { groupTransactions, type RowEvent, type SourceTransaction } from './transaction.ts';
+import { flushWal } from './wal-flush.ts';
 
 const PUBLICATION = 'synchro_capture';
 
@@ -61,12 +62,6 @@ function fencesOf(tx: SourceTransaction): Fence[] {
   return out;
 }
 
-/** The WAL flushed now, past every commit before this call (a flushed message makes sure of it). */
-async function walFlushedNow(db: pg.ClientBase): Promise<string> {
-  await db.query("SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)");
-  return (await db.query<{ l: string }>('SELECT pg_current_wal_flush_lsn()::text AS l')).rows[0]?.l as string;
-}
-
 /**
  * The accepted fences that committed before the consistent point and that the
  * old stream never materialized, read from the old slot without consuming it.
@@ -81,7 +76,7 @@ export async function pendingFencesInSnapshot(db: pg.ClientBase, consistentPoint
   if (old === undefined || !old.usable) return [];
   // The fences of transactions visible in the snapshot: those that committed before the consistent point.
   // Decoding reads flushed WAL only, and commits need not flush at once: flush past the consistent point first.
-  const flushed = await walFlushedNow(db);
+  const flushed = await flushWal(db);
   const upTo = fault('cap013-baseline-coverage-past-snapshot') ? flushed : consistentPoint; // fault: server:cap013-baseline-coverage-past-snapshot
   const raw = (await db.query<{ data: Buffer }>(
     `SELECT data FROM pg_logical_slot_peek_binary_changes($1, $2::pg_lsn, NULL, 'proto_version', '1', 'publication_names', '${PUBLICATION}', 'messages', 'true')`,

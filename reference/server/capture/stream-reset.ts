@@ -40,11 +40,12 @@ import pg from 'pg';
 import type { ResetPhase, ResetProgress, StreamResetResult } from '../core/capture-control.ts';
 import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
-import { CandidateSession, dropCandidateSlot, flushPosition, peekCandidate, terminateSessions } from './candidate-slot.ts';
+import { CandidateSession, dropCandidateSlot, peekCandidate, terminateSessions } from './candidate-slot.ts';
 import { materializeTransaction } from './materialize.ts';
 import type { RegisteredTable } from './registered-table.ts';
 import { bindCoverage, coverageRefusal, pendingFencesInSnapshot, recordBaselineCoverage, recordCatchUpCoverage, withDeletionVersions } from './reset-coverage.ts';
 import { groupTransactions, type RelationInfo, type RowEvent, rowEvents, type TableLookup, UNCHANGED } from './transaction.ts';
+import { flushWal } from './wal-flush.ts';
 
 export class StreamResetFailed extends Error {}
 /** Activation was refused: the candidate slot cannot carry the new stream. Nothing was activated; the reset stays resumable. */
@@ -197,7 +198,7 @@ async function catchUp(session: CandidateSession, record: ResetRecord, registry:
     record.lifecycle = 'catching_up';
     record.caughtUpEnd = record.consistentPoint;
   }
-  const flush = await flushPosition(db);
+  const flush = await flushWal(db);
   const raw = await peekCandidate(db, record.slot, flush, fault('cap007-catch-up-consumes-candidate-slot') ? 'consume' : 'peek'); // fault: server:cap007-catch-up-consumes-candidate-slot
   const relations = new Map<number, RelationInfo>();
   const applied = parseLsn(record.caughtUpEnd as string);
@@ -262,7 +263,7 @@ async function activate(session: CandidateSession, record: ResetRecord, registry
   // Checked before catching up: a slot advanced past what was applied would otherwise look caught up.
   const early = await slotRefusal(db, record);
   if (early !== undefined) await refuse(db, record, early);
-  if (fault('cap007-activate-past-uncaught-wal')) record.caughtUpEnd = await flushPosition(db); // fault: server:cap007-activate-past-uncaught-wal
+  if (fault('cap007-activate-past-uncaught-wal')) record.caughtUpEnd = await flushWal(db); // fault: server:cap007-activate-past-uncaught-wal
   await catchUp(session, record, registry);
   const generation = randomUUID();
   const barrier = record.caughtUpEnd as string;

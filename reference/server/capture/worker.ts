@@ -24,18 +24,19 @@ import { fault } from '../core/faults.ts';
 import { formatLsn, parseLsn } from '../core/lsn.ts';
 import { relationDrifted, relationDriftedSql } from '../core/relation-identity.ts';
 import { loadTables, quoteIdent, registrySources } from '../core/tables.ts';
+import { assertFencesUnused, type RegistrationKind } from './fence-correlation.ts';
 import { loadImpactRules } from './impact.ts';
 import { materializeTransaction } from './materialize.ts';
-import { readPollStart } from './poll-start.ts';
 import { ensureForwarders, forwarderOf, type OwnerCall } from './owner-calls.ts';
+import { readPollStart } from './poll-start.ts';
 import type { ImpactRule, RegisteredTable } from './registered-table.ts';
 import { RegistryTimeline } from './registry-generations.ts';
 import { forceRebuildOfRebaselinedScopes, readRowEvents } from './relation-rebinding.ts';
 import { appendReplayedEffects, appendReplayedEvents } from './replay-faults.ts';
 import { ActivationRefused, discardInterruptedResets, killOperatorSessions, StreamResetFailed, StreamResetOperator } from './stream-reset.ts';
 import { CaptureTestControls } from './test-controls.ts';
-import { assertFencesUnused, type RegistrationKind } from './fence-correlation.ts';
 import { CaptureFailure, groupTransactions, learnRelations, type RelationInfo, type TableLookup } from './transaction.ts';
+import { flushWal } from './wal-flush.ts';
 
 export const PUBLICATION = 'synchro_capture';
 /** The worker's state while something only an operator can clear (drift, a quarantine without retry) blocks it. */
@@ -70,16 +71,6 @@ interface Materialized {
   hasRows: boolean;
   /** Whether `through` is the flush position the poll read: the worker is then caught up. */
   caughtUp?: boolean;
-}
-
-/**
- * Flushes the WAL written so far and returns the flushed position. Decoding
- * reads only flushed WAL, and with asynchronous commit a notified commit may
- * not be flushed yet; a non-transactional message with flush forces it.
- */
-async function flushWal(db: pg.ClientBase): Promise<string> {
-  // One round trip: the materialized CTE emits (and flushes) before the flush position is read.
-  return (await db.query<{ l: string }>("WITH m AS MATERIALIZED (SELECT pg_logical_emit_message(false, 'synchro_flush', '', true)) SELECT pg_current_wal_flush_lsn()::text AS l FROM m")).rows[0]?.l as string;
 }
 
 /**
