@@ -101,11 +101,19 @@ BEGIN
     -- A deleted identity stays deleted: no resurrection through any write path.
     RAISE EXCEPTION 'a deleted row identity cannot be revived' USING ERRCODE = '23514';
   END IF;
-  INSERT INTO synchro.row_versions AS rv (table_id, pk_text, state, server_version, mutation_id, changed_at, fenced_xact)
-  VALUES (v_table, v_pk, v_state, v_version, v_mutation, clock_timestamp(), v_xact)
-  ON CONFLICT (table_id, pk_text) DO UPDATE
-    SET state = excluded.state, server_version = excluded.server_version,
-        mutation_id = excluded.mutation_id, changed_at = excluded.changed_at, fenced_xact = excluded.fenced_xact;
+  IF v_prior_state IS NOT NULL THEN
+    -- The record exists and is locked (above): updated in place, without the insert attempt that an
+    -- upsert makes first and that checks the new record's constraints once more (decision 434).
+    UPDATE synchro.row_versions
+       SET state = v_state, server_version = v_version, mutation_id = v_mutation, changed_at = clock_timestamp(), fenced_xact = v_xact
+     WHERE table_id = v_table AND pk_text = v_pk;
+  ELSE
+    INSERT INTO synchro.row_versions AS rv (table_id, pk_text, state, server_version, mutation_id, changed_at, fenced_xact)
+    VALUES (v_table, v_pk, v_state, v_version, v_mutation, clock_timestamp(), v_xact)
+    ON CONFLICT (table_id, pk_text) DO UPDATE
+      SET state = excluded.state, server_version = excluded.server_version,
+          mutation_id = excluded.mutation_id, changed_at = excluded.changed_at, fenced_xact = excluded.fenced_xact;
+  END IF;
   PERFORM set_config('synchro.dml_ordinal', v_ordinal::text, true);
 
   -- The capture worker pairs this message with the row event of the same identity by ordinal.
