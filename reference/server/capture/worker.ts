@@ -63,8 +63,11 @@ const ANALYZE_MIN_MESSAGES = 2000;
 /** Heartbeat period; readiness allows a heartbeat age of synchro.capture_limits.max_heartbeat_age_seconds. */
 const HEARTBEAT_MS = 5000;
 
-/** A materialized transaction (or a peek's run of them) waiting for its acknowledgement. */
-interface Materialized {
+/**
+ * A materialized transaction (or a peek's run of them) waiting for its acknowledgement; not
+ * materialize.ts's `Materialized`, which counts what one transaction wrote.
+ */
+interface Unacknowledged {
   /** The processed boundary the transaction's commit recorded: its end, or the poll's flush position. */
   through: string;
   /** Whether any of them wrote rows (the crash points of tests fire only then). */
@@ -444,7 +447,7 @@ export class CaptureWorker implements CaptureHandle {
     // Whether the poll's last transaction was materialized through the flush position (materializeOne).
     let ackedThroughFlush = false;
     // Transactions of this peek materialized but not yet acknowledged: one slot advance covers them all.
-    let pending: Materialized | undefined;
+    let pending: Unacknowledged | undefined;
     const settle = async () => {
       if (pending === undefined) return;
       const batch = pending;
@@ -490,8 +493,8 @@ export class CaptureWorker implements CaptureHandle {
         const last = raw.length < limit && i === txs.length - 1;
         const done = await this.materializeOne(tx, { digestHash, poisoned: poison !== undefined, last, flush, checkDrift: checkDrift && i === 0, settle });
         if (done === undefined) return;
-        pending = { through: done.through, hasRows: done.hasRows || pending?.hasRows === true, caughtUp: done.through === flush };
         ackedThroughFlush = done.through === flush;
+        pending = { through: done.through, hasRows: done.hasRows || pending?.hasRows === true, caughtUp: ackedThroughFlush };
         await this.refreshStatistics(tx.messages.length);
         // A pause lets the transaction in hand finish and be acknowledged, then nothing more is read or acknowledged.
         if (this.paused) {
@@ -620,7 +623,7 @@ export class CaptureWorker implements CaptureHandle {
   private async materializeOne(
     tx: ReturnType<typeof groupTransactions>[number],
     poll: { digestHash: string | null; poisoned: boolean; last: boolean; flush: string; checkDrift: boolean; settle: () => Promise<void> },
-  ): Promise<Materialized | undefined> {
+  ): Promise<Unacknowledged | undefined> {
     const db = this.db as pg.Client;
     const commit = formatLsn(tx.commitLsn);
     const end = formatLsn(tx.endLsn);
@@ -693,7 +696,7 @@ export class CaptureWorker implements CaptureHandle {
    * restart point, which stays put while a backlog is worked off, so one advance per transaction made
    * capture's cost grow with the backlog (decision 432).
    */
-  private async acknowledge(batch: Materialized): Promise<void> {
+  private async acknowledge(batch: Unacknowledged): Promise<void> {
     const db = this.db as pg.Client;
     await (this.slotDb as pg.Client).query('SELECT pg_replication_slot_advance($1, $2::pg_lsn)', [this.slot, batch.through]);
     if (batch.hasRows) await this.crashIf('after-slot-advance');
