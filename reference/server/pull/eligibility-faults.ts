@@ -66,9 +66,13 @@ export async function limitBeforeDedupe(db: ClientBase, streams: Stream[], gener
   return { selected, hasMore, exhausted };
 }
 
-/** The source database's current WAL position, as the end of a transaction there. */
+/**
+ * The source database's current WAL position, as the end of a transaction
+ * there. The insert position, not the write position: with synchronous_commit
+ * off the write position can still lie before a commit that has returned.
+ */
 export async function sourceHead(db: ClientBase): Promise<Position> {
-  const { rows } = await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+  const { rows } = await db.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
   return { kind: 'transaction_end', lsn: parseLsn(rows[0]?.lsn as string) };
 }
 

@@ -81,7 +81,8 @@ export async function seedManifest(db: ClientBase, pageLimit: number = MAX_PAGE_
   const progress = await db.query<{ stream_generation: string; m: string | null }>('SELECT stream_generation, materialized_commit_lsn::text AS m FROM synchro.wal_progress');
   const p = progress.rows[0];
   if (p === undefined) throw new SeedRequestError('capture has not started', 'temporarily_unavailable', true);
-  if (fault('seed004-boundary-at-wal-head')) p.m = (await db.query<{ m: string }>('SELECT pg_current_wal_lsn()::text AS m')).rows[0]?.m ?? p.m; // fault: server:seed004-boundary-at-wal-head
+  // The insert position: with synchronous_commit off, the write position can still lie before a commit that has returned.
+  if (fault('seed004-boundary-at-wal-head')) p.m = (await db.query<{ m: string }>('SELECT pg_current_wal_insert_lsn()::text AS m')).rows[0]?.m ?? p.m; // fault: server:seed004-boundary-at-wal-head
   const key = await seedKey(db);
   if (key === undefined) throw new SeedRequestError('no seed page key is active', 'temporarily_unavailable', true);
   const receiptKey = await seedKey(db, undefined, 'seed_continuation');
