@@ -7,6 +7,9 @@
  *
  * Durability: both databases are files in the temporary directory with
  * journal_mode WAL and synchronous FULL, the reference client's settings.
+ * A line of the output splits the apply's time per row into the parts it is
+ * made of, each measured apart in the same run (one of them by applying the
+ * same pages again with synchronous OFF, a run that is not the measured one).
  *
  * Run: node bench/client/rebuild.ts [rows]
  */
@@ -14,6 +17,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { checksumObject, digestRow, fromHex, scopeDigest, toHex } from '../../harness/codec/index.ts';
 import type { RebuildResponse } from '../../harness/wire/generated.ts';
+import { verifyRow } from '../../reference/client/apply/rows.ts';
 import { addScope } from '../../reference/client/apply/scopes.ts';
 import { SynchroClient } from '../../reference/client/client.ts';
 import { serverApply } from '../../reference/client/local/metadata.ts';
@@ -44,18 +48,6 @@ for (let i = 0; i < rows; i++) {
 }
 const scopeChecksum = toHex(scopeDigest(fromHex(m.schema_hash), 'all', entries));
 
-const client = SynchroClient.open({
-  path: join(dir, 'client.db'),
-  clientId: 'bench',
-  transport: async () => {
-    throw new Error('the benchmark applies pages directly');
-  },
-  bundledManifest: m,
-  rebuildLimit: pageSize,
-});
-serverApply(client.ctx.db, () => addScope(client.ctx, 'all', null));
-client.ctx.db.prepare(`INSERT INTO _synchro_meta(key, value) VALUES ('client_generation', '1') ON CONFLICT(key) DO UPDATE SET value = '1'`).run();
-
 // The pages as the server sends them: each parsed page with the octets it arrived as, which its receipt keeps.
 const pages: { page: RebuildResponse; body: Uint8Array }[] = [];
 for (let at = 0; at < rows; at += pageSize) {
@@ -68,15 +60,44 @@ for (let at = 0; at < rows; at += pageSize) {
   pages.push({ page, body: Buffer.from(JSON.stringify(page), 'utf8') });
 }
 
-const started = performance.now();
-let attempt = startAttempt(client.ctx, 'all');
-for (const { page, body } of pages) {
-  applyRebuildPage(client.ctx, attempt, rebuildRequest(client.ctx, attempt), page, body);
-  attempt = client.ctx.db.prepare('SELECT * FROM _synchro_rebuild_attempts WHERE scope_id = ?').get('all') as typeof attempt;
+/** A reference client on a fresh database file with the fixture manifest installed; it never sends a request. */
+function openClient(file: string): SynchroClient {
+  return SynchroClient.open({
+    path: join(dir, file),
+    clientId: 'bench',
+    transport: async () => {
+      throw new Error('the benchmark applies pages directly');
+    },
+    bundledManifest: m,
+    rebuildLimit: pageSize,
+  });
 }
-if (!finishRebuild(client.ctx, 'all')) throw new Error('final scope checksum did not match');
-const rebuildSeconds = (performance.now() - started) / 1000;
-client.close();
+
+/**
+ * Every page applied to a fresh client database, then finality; seconds for
+ * the whole and for finality alone. `synchronous` overrides the client's
+ * setting (FULL) for the breakdown below, never for the measured rate.
+ */
+function applyAll(file: string, synchronous?: 'OFF'): { seconds: number; finalitySeconds: number } {
+  const client = openClient(file);
+  serverApply(client.ctx.db, () => addScope(client.ctx, 'all', null));
+  client.ctx.db.prepare(`INSERT INTO _synchro_meta(key, value) VALUES ('client_generation', '1') ON CONFLICT(key) DO UPDATE SET value = '1'`).run();
+  if (synchronous !== undefined) client.ctx.db.pragma(`synchronous = ${synchronous}`);
+  const started = performance.now();
+  let attempt = startAttempt(client.ctx, 'all');
+  for (const { page, body } of pages) {
+    applyRebuildPage(client.ctx, attempt, rebuildRequest(client.ctx, attempt), page, body);
+    attempt = client.ctx.db.prepare('SELECT * FROM _synchro_rebuild_attempts WHERE scope_id = ?').get('all') as typeof attempt;
+  }
+  const finality = performance.now();
+  if (!finishRebuild(client.ctx, 'all')) throw new Error('final scope checksum did not match');
+  const ended = performance.now();
+  client.close();
+  return { seconds: (ended - started) / 1000, finalitySeconds: (ended - finality) / 1000 };
+}
+
+const measured = applyAll('client.db');
+const rebuildSeconds = measured.seconds;
 
 const baseline = new Database(join(dir, 'baseline.db'));
 baseline.pragma('journal_mode = WAL');
@@ -94,4 +115,29 @@ const rebuildRate = rows / rebuildSeconds;
 const baselineRate = rows / baselineSeconds;
 console.log('durability: SQLite files on disk, journal_mode WAL, synchronous FULL, both sides');
 console.log(`rebuild apply: ${fmt(rows)} rows in pages of ${pageSize} in ${rebuildSeconds.toFixed(3)} s = ${fmt(rebuildRate)} rows/s; prepared insert loop ${fmt(baselineRate)} rows/s`);
+printBreakdown();
 printResult(atLeast(`client rebuild apply, ${fmt(rows)} rows`, `${fmt(rebuildRate)} rows/s`, `${fmt(baselineRate)} rows/s`, rebuildRate / baselineRate, 0.25));
+
+/**
+ * Where the apply's time went, per row, measured apart in this run: the row
+ * verification the apply does (verifyRow over every record), finality (the
+ * scope digest over the stored rows and the install), and the syncs of the
+ * per-page commits (the same apply with synchronous OFF on a fresh
+ * database); the rest is writing the rows and their bookkeeping.
+ */
+function printBreakdown(): void {
+  const schema = openClient('verify.db');
+  const table = schema.ctx.schema?.byId.get('tbl_notes');
+  if (table === undefined) throw new Error('the client schema lacks notes');
+  const v0 = performance.now();
+  for (const r of records) verifyRow('rebuilding', m.schema_hash, table, r.row, r.pk.fld_notes_id, r.server_version, r.row_checksum);
+  const verifySeconds = (performance.now() - v0) / 1000;
+  schema.close();
+  const unsynced = applyAll('unsynced.db', 'OFF');
+  const us = (seconds: number) => `${((seconds * 1e6) / rows).toFixed(1)} µs`;
+  const syncs = Math.max(0, rebuildSeconds - unsynced.seconds);
+  const rest = Math.max(0, rebuildSeconds - verifySeconds - measured.finalitySeconds - syncs);
+  console.log(
+    `per row: the apply ${us(rebuildSeconds)} = verifying row digests ${us(verifySeconds)} + finality ${us(measured.finalitySeconds)} + the per-page commits' syncs ${us(syncs)} + writing rows and bookkeeping ${us(rest)}; the prepared insert loop ${us(baselineSeconds)}`,
+  );
+}
