@@ -126,13 +126,13 @@ printResult(atLeast(`client rebuild apply, ${fmt(rows)} rows`, `${fmt(rebuildRat
  * database); the rest is writing the rows and their bookkeeping.
  */
 function printBreakdown(): void {
-  const schema = openClient('verify.db');
-  const table = schema.ctx.schema?.byId.get('tbl_notes');
+  const verifier = openClient('verify.db');
+  const table = verifier.ctx.schema?.byId.get('tbl_notes');
   if (table === undefined) throw new Error('the client schema lacks notes');
   const v0 = performance.now();
   for (const r of records) verifyRow('rebuilding', m.schema_hash, table, r.row, r.pk.fld_notes_id, r.server_version, r.row_checksum);
   const verifySeconds = (performance.now() - v0) / 1000;
-  schema.close();
+  verifier.close();
   const unsynced = applyAll('unsynced.db', 'OFF');
   const us = (seconds: number) => `${((seconds * 1e6) / rows).toFixed(1)} µs`;
   const syncs = Math.max(0, rebuildSeconds - unsynced.seconds);
